@@ -1,0 +1,30 @@
+# The course's two commands:
+#   make demo   set up, build the student notebooks, grade the bundled lesson-5 submissions, print the gradebook
+#   make test   set up (incl. headless Chromium for the browser test) and run the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: setup demo test browser clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(BIN)/autograder demo
+
+browser:
+	bash scripts/install_browser.sh
+
+test: setup browser
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache out
