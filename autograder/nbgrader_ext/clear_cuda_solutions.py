@@ -1,0 +1,91 @@
+"""ClearCudaSolutions: nbgrader's ClearSolutions, taught CUDA solution markers.
+
+Lesson notebooks keep CUDA source in Python raw strings.  nbgrader's stock
+ClearSolutions treats any line containing ``BEGIN SOLUTION`` as a Python region
+and writes ``raise NotImplementedError()`` into the CUDA string (nbgrader issues
+#432, #1074); a solution cell with no region left is replaced whole by the stub.
+So the CUDA markers are rewritten first, here, and whatever remains (Python
+``### BEGIN SOLUTION`` regions, markdown answers, whole solution cells) goes
+through the stock machinery unchanged:
+
+* inline ``/*BEGIN SOLUTION*/ expr /*END SOLUTION*/`` -> ``______`` (plus a
+  trailing ``// TODO`` comment when the line has none);
+* line regions ``// BEGIN SOLUTION [text]`` ... ``// END SOLUTION`` ->
+  ``// TODO: text`` followed by ``______;`` at the region's indentation.
+
+It replaces ClearSolutions in ``GenerateAssignment.preprocessors`` through
+nbgrader config (see ``autograder.nbgrader_ext.config``); it is a subclass so
+every ``ClearSolutions.*`` option keeps applying.
+"""
+from __future__ import annotations
+
+import re
+from typing import Tuple
+
+from nbgrader.preprocessors import ClearSolutions
+from traitlets import Unicode
+
+BLANK = "______"
+
+_INLINE = re.compile(r"/\*\s*BEGIN SOLUTION\s*\*/.*?/\*\s*END SOLUTION\s*\*/")
+_INLINE_PART = re.compile(r"/\*\s*(BEGIN|END) SOLUTION\s*\*/")
+_LINE_BEGIN = re.compile(r"^(?P<indent>\s*)//\s*BEGIN SOLUTION\b[:：]?\s*(?P<text>.*?)\s*$")
+_LINE_END = re.compile(r"^\s*//\s*END SOLUTION\b")
+
+
+class ClearCudaSolutions(ClearSolutions):
+    """Clear CUDA solution markers inside code cells, then defer to ClearSolutions."""
+
+    cuda_todo_text = Unicode(
+        "在此补全代码",
+        help="Text of the '// TODO: ...' line that replaces a '// BEGIN SOLUTION' region "
+             "when the marker line carries no text of its own.",
+    ).tag(config=True)
+
+    def _clear_cuda(self, source: str) -> Tuple[str, bool]:
+        """Return (new source, whether any CUDA marker was replaced)."""
+        out = []
+        replaced = False
+        in_region = False
+        for line in source.split("\n"):
+            begin = _LINE_BEGIN.match(line)
+            if begin:
+                if in_region:
+                    raise RuntimeError("encountered nested '// BEGIN SOLUTION' regions")
+                in_region = replaced = True
+                indent = begin.group("indent")
+                out.append(f"{indent}// TODO: {begin.group('text') or self.cuda_todo_text}")
+                out.append(f"{indent}{BLANK};")
+                continue
+            if _LINE_END.match(line):
+                if not in_region:
+                    raise RuntimeError("'// END SOLUTION' without a matching '// BEGIN SOLUTION'")
+                in_region = False
+                continue
+            if in_region:
+                continue
+            if _INLINE_PART.search(line):
+                new = _INLINE.sub(BLANK, line)
+                if _INLINE_PART.search(new):
+                    raise RuntimeError(f"unbalanced /*BEGIN SOLUTION*/ ... /*END SOLUTION*/ on line: {line!r}")
+                if "//" not in new:
+                    new = new.rstrip() + "  // TODO"
+                line = new
+                replaced = True
+            out.append(line)
+        if in_region:
+            raise RuntimeError("no '// END SOLUTION' for a '// BEGIN SOLUTION' region")
+        return "\n".join(out), replaced
+
+    def _replace_solution_region(self, cell, language: str) -> bool:
+        cuda_replaced = False
+        if cell.cell_type == "code":
+            try:
+                cell.source, cuda_replaced = self._clear_cuda(cell.source)
+            except RuntimeError:
+                self.log.error("Bad CUDA solution markers. Cell contents are: \n%s", cell.source)
+                raise
+        # Remaining regions (Python '### BEGIN SOLUTION', markdown answers) are
+        # nbgrader's; a CUDA replacement counts as a region so the cell is kept.
+        stock_replaced = super()._replace_solution_region(cell, language)
+        return cuda_replaced or stock_replaced

@@ -1,0 +1,54 @@
+"""A tiny nbgrader source notebook (pure Python + a CUDA string) for the glue tests,
+so they do not depend on the real lessons or on a working kernels runtime."""
+from __future__ import annotations
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+
+def _nbg(cell, grade_id, *, solution=False, grade=False, locked=False, points=None, task=False):
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution, "task": task}
+    if points is not None:
+        meta["points"] = points
+    cell.metadata["nbgrader"] = meta
+    return cell
+
+
+CUDA_SRC = '''KERNEL_CU = r"""
+extern "C" __global__ void scale(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float factor = /*BEGIN SOLUTION*/ 2.0f * 1.5f /*END SOLUTION*/;
+    if (i < n) {
+        // BEGIN SOLUTION write the scaled value
+        y[i] = x[i] * factor + 0.0f;
+        // END SOLUTION
+    }
+}
+"""'''
+
+ANSWER = "先读取输入，因为方差会被消减成负数，所以需要 fmaxf 截断。"
+
+
+def make_source_notebook(hidden_assert: str = "assert add(20, 22) == 42, 'add 结果错误'") -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.cells = [
+        _nbg(new_markdown_cell("# 第 99 课：测试夹具"), "intro", locked=True),
+        _nbg(new_code_cell("import math\nSETUP_DONE = True"), "setup", locked=True),
+        _nbg(new_code_cell(CUDA_SRC), "kernel_src", solution=True),
+        _nbg(new_code_cell("def add(a, b):\n    ### BEGIN SOLUTION\n    return a + b  # reference-add-body\n"
+                           "    ### END SOLUTION"), "add_impl", solution=True),
+        _nbg(new_code_cell("assert SETUP_DONE\n### BEGIN HIDDEN TESTS\n" + hidden_assert
+                           + "  # hidden-check-marker\n### END HIDDEN TESTS"),
+             "test_add", grade=True, points=2),
+        _nbg(new_markdown_cell(ANSWER), "q1", solution=True, grade=True, points=2),
+    ]
+    return nb
+
+
+def write_source_notebook(path, **kw):
+    nb = make_source_notebook(**kw)
+    nbformat.write(nb, str(path))
+    return path
