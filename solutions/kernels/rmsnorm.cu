@@ -1,0 +1,255 @@
+// RMSNorm forward, reference ("speed of light") version.
+//   y[r, i] = x[r, i] * rrms_r * gamma[i],   rrms_r = 1 / sqrt(sum_i x^2 / N + eps)
+// T = float (fp32) or unsigned short (bf16 bits); the statistic is always fp32.
+// Launch shapes (chosen by solutions/kernels/dispatch.py from N), as in layernorm.cu:
+//   rmsnorm_kernel          row cached in registers, warp per row (TPR = 32) or block per row: one read, one write
+//   rmsnorm_cluster_kernel  a cluster of CLUSTER CTAs shares a row through distributed shared memory
+//   rmsnorm_stream_kernel   any N: block per row, sum of squares, then the row is read again
+// Self-contained (no #include): NVRTC, cupy and the course's CPU emulator can all build it.
+
+// ---------------------------------------------------------------- helpers shared by the three op files
+#if defined(__CUDA_ARCH__)
+#define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once, let it leave L2 first
+#define SOL_LDG(p) __ldg(p)            // read-only path: gamma/beta are re-read by every row
+#define SOL_STCS(p, v) __stcs(p, v)    // streaming store: y is not read again by this kernel
+#else
+#define SOL_LDCS(p) (*(p))
+#define SOL_LDG(p) (*(p))
+#define SOL_STCS(p, v) (*(p) = (v))
+#endif
+
+__device__ __forceinline__ float sol_bf16_lo(unsigned u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float sol_bf16_hi(unsigned u) { return __uint_as_float(u & 0xffff0000u); }
+
+__device__ __forceinline__ unsigned short sol_f32_to_bf16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // keep NaN a NaN
+    u += 0x7fffu + ((u >> 16) & 1u);                                                  // round to nearest even
+    return (unsigned short)(u >> 16);
+#endif
+}
+
+__device__ __forceinline__ unsigned sol_pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return (unsigned)sol_f32_to_bf16(lo) | ((unsigned)sol_f32_to_bf16(hi) << 16);
+#endif
+}
+
+__device__ __forceinline__ float sol_to_f32(float v) { return v; }
+__device__ __forceinline__ float sol_to_f32(unsigned short v) { return __uint_as_float(((unsigned)v) << 16); }
+__device__ __forceinline__ void sol_from_f32(float* p, float v) { SOL_STCS(p, v); }
+__device__ __forceinline__ void sol_from_f32(unsigned short* p, float v) { SOL_STCS(p, sol_f32_to_bf16(v)); }
+
+// W consecutive elements (16 bytes when W > 1) -> fp32 registers.
+template <typename T, int W, bool STREAM>
+__device__ __forceinline__ void sol_load(const T* __restrict__ p, float (&v)[W]) {
+    if constexpr (W == 1) {
+        T s;
+        if constexpr (STREAM) s = SOL_LDCS(p); else s = SOL_LDG(p);
+        v[0] = sol_to_f32(s);
+    } else if constexpr (sizeof(T) == 4) {
+        static_assert(W == 4, "fp32 vectors are float4");
+        float4 q;
+        if constexpr (STREAM) q = SOL_LDCS(reinterpret_cast<const float4*>(p));
+        else q = SOL_LDG(reinterpret_cast<const float4*>(p));
+        v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+    } else {
+        static_assert(W == 8, "bf16 vectors are 8 x 16 bits");
+        uint4 q;
+        if constexpr (STREAM) q = SOL_LDCS(reinterpret_cast<const uint4*>(p));
+        else q = SOL_LDG(reinterpret_cast<const uint4*>(p));
+        v[0] = sol_bf16_lo(q.x); v[1] = sol_bf16_hi(q.x); v[2] = sol_bf16_lo(q.y); v[3] = sol_bf16_hi(q.y);
+        v[4] = sol_bf16_lo(q.z); v[5] = sol_bf16_hi(q.z); v[6] = sol_bf16_lo(q.w); v[7] = sol_bf16_hi(q.w);
+    }
+}
+
+template <typename T, int W>
+__device__ __forceinline__ void sol_store(T* __restrict__ p, const float (&v)[W]) {
+    if constexpr (W == 1) {
+        sol_from_f32(p, v[0]);
+    } else if constexpr (sizeof(T) == 4) {
+        SOL_STCS(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+    } else {
+        uint4 q;
+        q.x = sol_pack_bf16x2(v[0], v[1]); q.y = sol_pack_bf16x2(v[2], v[3]);
+        q.z = sol_pack_bf16x2(v[4], v[5]); q.w = sol_pack_bf16x2(v[6], v[7]);
+        SOL_STCS(reinterpret_cast<uint4*>(p), q);
+    }
+}
+
+struct SolSum {
+    __device__ __forceinline__ static float apply(float a, float b) { return a + b; }
+    __device__ __forceinline__ static float identity() { return 0.0f; }
+};
+struct SolMax {
+    __device__ __forceinline__ static float apply(float a, float b) { return fmaxf(a, b); }
+    __device__ __forceinline__ static float identity() { return __int_as_float(0xff800000); }  // -inf
+};
+
+// Butterfly: every lane ends with the bit-identical result (a + b == b + a at each step).
+template <class Op>
+__device__ __forceinline__ float sol_warp_allreduce(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Thread-block clusters through PTX, so no cooperative_groups header is needed (sm_90+ only).
+__device__ __forceinline__ unsigned sol_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void sol_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigned rank) {
+    unsigned local, remote;
+    asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(local) : "l"(smem));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+// All-reduce over the TPR threads of one row (and over the CLUSTER CTAs sharing it).
+// warp_buf/cluster_buf must not be reused by another call before every thread has passed this one,
+// so callers give each reduction its own buffers instead of paying a second barrier.
+template <class Op, int TPR, int CLUSTER>
+__device__ __forceinline__ float sol_row_allreduce(float v, float* warp_buf, float* cluster_buf) {
+    v = sol_warp_allreduce<Op>(v);
+    if constexpr (TPR > 32) {
+        constexpr int NW = TPR / 32;
+        const int lane = threadIdx.x & 31;
+        if (lane == 0) warp_buf[threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = sol_warp_allreduce<Op>(lane < NW ? warp_buf[lane] : Op::identity());
+    }
+    if constexpr (CLUSTER > 1) {
+        if (threadIdx.x == 0) *cluster_buf = v;
+        sol_cluster_sync();
+        float acc = sol_load_peer_shared(cluster_buf, 0);  // same order in every CTA: identical results
+#pragma unroll
+        for (int r = 1; r < CLUSTER; ++r) acc = Op::apply(acc, sol_load_peer_shared(cluster_buf, r));
+        v = acc;
+    }
+    return v;
+}
+// ---------------------------------------------------------------- end of shared helpers
+
+template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
+__device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, const T* __restrict__ gamma,
+                                                   T* __restrict__ y, int M, int N, float eps) {
+    static_assert(TPR == 32 || RPB == 1, "several rows per block only in warp-per-row mode");
+    static_assert(TPR % 32 == 0 && TPR <= 1024, "TPR is a multiple of 32, at most 1024");
+    __shared__ float warp_buf[TPR > 32 ? TPR / 32 : 1];
+    __shared__ float cluster_buf[1];
+    const int t = threadIdx.x % TPR;
+    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const long long row = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;
+    if (TPR == 32 && row >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
+    const T* xr = x + row * N;
+    T* yr = y + row * N;
+
+    float v[NV][W];
+    float sq = 0.0f;
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
+        if (c < N) {
+            sol_load<T, W, true>(xr + c, v[i]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < W; ++k) v[i][k] = 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < W; ++k) sq = fmaf(v[i][k], v[i][k], sq);
+    }
+    const float ms = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf, cluster_buf) / N;
+    const float rrms = rsqrtf(ms + eps);
+
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
+        if (c < N) {
+            float g[W];
+            sol_load<T, W, false>(gamma + c, g);
+#pragma unroll
+            for (int k = 0; k < W; ++k) v[i][k] = v[i][k] * rrms * g[k];
+            sol_store<T, W>(yr + c, v[i]);
+        }
+    }
+    if constexpr (CLUSTER > 1) sol_cluster_sync();  // peers may still read this CTA's cluster_buf
+}
+
+template <typename T, int W, int TPR, int RPB, int NV>
+__global__ void __launch_bounds__(TPR * RPB)
+rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y, int M, int N, float eps) {
+    rmsnorm_cached_row<T, W, TPR, RPB, NV, 1>(x, gamma, y, M, N, eps);
+}
+
+template <typename T, int W, int TPR, int NV, int CLUSTER>
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(TPR)
+rmsnorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
+                       int M, int N, float eps) {
+    rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, y, M, N, eps);
+}
+
+// Any N: one block per row; sum of squares, then a second read of the row (mostly an L2 hit).
+template <typename T, int W, int TPR, int U>
+__global__ void __launch_bounds__(TPR)
+rmsnorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
+                      int M, int N, float eps) {
+    __shared__ float warp_buf[TPR / 32];
+    const int t = threadIdx.x;
+    const long long row = blockIdx.x;
+    const T* xr = x + row * N;
+    T* yr = y + row * N;
+
+    float sq = 0.0f;
+    for (int base = t * W; base < N; base += TPR * W * U) {
+        float v[U][W];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int c = base + u * TPR * W;
+            if (c < N) sol_load<T, W, false>(xr + c, v[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (base + u * TPR * W < N) {
+#pragma unroll
+                for (int k = 0; k < W; ++k) sq = fmaf(v[u][k], v[u][k], sq);
+            }
+        }
+    }
+    const float rrms = rsqrtf(sol_row_allreduce<SolSum, TPR, 1>(sq, warp_buf, nullptr) / N + eps);
+
+    for (int base = t * W; base < N; base += TPR * W * U) {
+        float v[U][W];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int c = base + u * TPR * W;
+            if (c < N) sol_load<T, W, true>(xr + c, v[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int c = base + u * TPR * W;
+            if (c < N) {
+                float g[W];
+                sol_load<T, W, false>(gamma + c, g);
+#pragma unroll
+                for (int k = 0; k < W; ++k) v[u][k] = v[u][k] * rrms * g[k];
+                sol_store<T, W>(yr + c, v[u]);
+            }
+        }
+    }
+}

@@ -1,0 +1,301 @@
+// Softmax over the last dimension, reference ("speed of light") version.
+//   y[r, i] = exp(x[r, i] - max_r) / sum_j exp(x[r, j] - max_r)
+// T = float (fp32) or unsigned short (bf16 bits); max, exponentials and sum are fp32.
+// Launch shapes (chosen by solutions/kernels/dispatch.py from N), as in layernorm.cu:
+//   softmax_kernel          row cached in registers (warp per row or block per row): one read, one write
+//   softmax_cluster_kernel  a cluster of CLUSTER CTAs shares a row through distributed shared memory
+//                           (e.g. 8192 x 50257 logits: 2-4 SMs hold a 200 KB row on chip)
+//   softmax_stream_kernel   any N: online softmax (running max and rescaled sum) in one read, then a
+//                           second read of the row (mostly an L2 hit) that writes exp(x - max) / sum
+// Self-contained (no #include): NVRTC, cupy and the course's CPU emulator can all build it.
+
+// ---------------------------------------------------------------- helpers shared by the three op files
+#if defined(__CUDA_ARCH__)
+#define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once, let it leave L2 first
+#define SOL_LDG(p) __ldg(p)            // read-only path: gamma/beta are re-read by every row
+#define SOL_STCS(p, v) __stcs(p, v)    // streaming store: y is not read again by this kernel
+#else
+#define SOL_LDCS(p) (*(p))
+#define SOL_LDG(p) (*(p))
+#define SOL_STCS(p, v) (*(p) = (v))
+#endif
+
+__device__ __forceinline__ float sol_bf16_lo(unsigned u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float sol_bf16_hi(unsigned u) { return __uint_as_float(u & 0xffff0000u); }
+
+__device__ __forceinline__ unsigned short sol_f32_to_bf16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // keep NaN a NaN
+    u += 0x7fffu + ((u >> 16) & 1u);                                                  // round to nearest even
+    return (unsigned short)(u >> 16);
+#endif
+}
+
+__device__ __forceinline__ unsigned sol_pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return (unsigned)sol_f32_to_bf16(lo) | ((unsigned)sol_f32_to_bf16(hi) << 16);
+#endif
+}
+
+__device__ __forceinline__ float sol_to_f32(float v) { return v; }
+__device__ __forceinline__ float sol_to_f32(unsigned short v) { return __uint_as_float(((unsigned)v) << 16); }
+__device__ __forceinline__ void sol_from_f32(float* p, float v) { SOL_STCS(p, v); }
+__device__ __forceinline__ void sol_from_f32(unsigned short* p, float v) { SOL_STCS(p, sol_f32_to_bf16(v)); }
+
+// W consecutive elements (16 bytes when W > 1) -> fp32 registers.
+template <typename T, int W, bool STREAM>
+__device__ __forceinline__ void sol_load(const T* __restrict__ p, float (&v)[W]) {
+    if constexpr (W == 1) {
+        T s;
+        if constexpr (STREAM) s = SOL_LDCS(p); else s = SOL_LDG(p);
+        v[0] = sol_to_f32(s);
+    } else if constexpr (sizeof(T) == 4) {
+        static_assert(W == 4, "fp32 vectors are float4");
+        float4 q;
+        if constexpr (STREAM) q = SOL_LDCS(reinterpret_cast<const float4*>(p));
+        else q = SOL_LDG(reinterpret_cast<const float4*>(p));
+        v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+    } else {
+        static_assert(W == 8, "bf16 vectors are 8 x 16 bits");
+        uint4 q;
+        if constexpr (STREAM) q = SOL_LDCS(reinterpret_cast<const uint4*>(p));
+        else q = SOL_LDG(reinterpret_cast<const uint4*>(p));
+        v[0] = sol_bf16_lo(q.x); v[1] = sol_bf16_hi(q.x); v[2] = sol_bf16_lo(q.y); v[3] = sol_bf16_hi(q.y);
+        v[4] = sol_bf16_lo(q.z); v[5] = sol_bf16_hi(q.z); v[6] = sol_bf16_lo(q.w); v[7] = sol_bf16_hi(q.w);
+    }
+}
+
+template <typename T, int W>
+__device__ __forceinline__ void sol_store(T* __restrict__ p, const float (&v)[W]) {
+    if constexpr (W == 1) {
+        sol_from_f32(p, v[0]);
+    } else if constexpr (sizeof(T) == 4) {
+        SOL_STCS(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+    } else {
+        uint4 q;
+        q.x = sol_pack_bf16x2(v[0], v[1]); q.y = sol_pack_bf16x2(v[2], v[3]);
+        q.z = sol_pack_bf16x2(v[4], v[5]); q.w = sol_pack_bf16x2(v[6], v[7]);
+        SOL_STCS(reinterpret_cast<uint4*>(p), q);
+    }
+}
+
+struct SolSum {
+    __device__ __forceinline__ static float apply(float a, float b) { return a + b; }
+    __device__ __forceinline__ static float identity() { return 0.0f; }
+};
+struct SolMax {
+    __device__ __forceinline__ static float apply(float a, float b) { return fmaxf(a, b); }
+    __device__ __forceinline__ static float identity() { return __int_as_float(0xff800000); }  // -inf
+};
+
+// Butterfly: every lane ends with the bit-identical result (a + b == b + a at each step).
+template <class Op>
+__device__ __forceinline__ float sol_warp_allreduce(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Thread-block clusters through PTX, so no cooperative_groups header is needed (sm_90+ only).
+__device__ __forceinline__ unsigned sol_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void sol_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigned rank) {
+    unsigned local, remote;
+    asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(local) : "l"(smem));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+// All-reduce over the TPR threads of one row (and over the CLUSTER CTAs sharing it).
+// warp_buf/cluster_buf must not be reused by another call before every thread has passed this one,
+// so callers give each reduction its own buffers instead of paying a second barrier.
+template <class Op, int TPR, int CLUSTER>
+__device__ __forceinline__ float sol_row_allreduce(float v, float* warp_buf, float* cluster_buf) {
+    v = sol_warp_allreduce<Op>(v);
+    if constexpr (TPR > 32) {
+        constexpr int NW = TPR / 32;
+        const int lane = threadIdx.x & 31;
+        if (lane == 0) warp_buf[threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = sol_warp_allreduce<Op>(lane < NW ? warp_buf[lane] : Op::identity());
+    }
+    if constexpr (CLUSTER > 1) {
+        if (threadIdx.x == 0) *cluster_buf = v;
+        sol_cluster_sync();
+        float acc = sol_load_peer_shared(cluster_buf, 0);  // same order in every CTA: identical results
+#pragma unroll
+        for (int r = 1; r < CLUSTER; ++r) acc = Op::apply(acc, sol_load_peer_shared(cluster_buf, r));
+        v = acc;
+    }
+    return v;
+}
+// ---------------------------------------------------------------- end of shared helpers
+
+#define SOL_LOG2E 1.4426950408889634f
+
+template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
+__device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
+    static_assert(TPR == 32 || RPB == 1, "several rows per block only in warp-per-row mode");
+    static_assert(TPR % 32 == 0 && TPR <= 1024, "TPR is a multiple of 32, at most 1024");
+    __shared__ float warp_buf[2][TPR > 32 ? TPR / 32 : 1];
+    __shared__ float cluster_buf[2];
+    const int t = threadIdx.x % TPR;
+    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const long long row = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;
+    if (TPR == 32 && row >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
+    const T* xr = x + row * N;
+    T* yr = y + row * N;
+
+    float v[NV][W];
+    float mx = SolMax::identity();
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
+        if (c < N) {
+            sol_load<T, W, true>(xr + c, v[i]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < W; ++k) v[i][k] = SolMax::identity();
+        }
+#pragma unroll
+        for (int k = 0; k < W; ++k) mx = fmaxf(mx, v[i][k]);
+    }
+    mx = sol_row_allreduce<SolMax, TPR, CLUSTER>(mx, warp_buf[0], &cluster_buf[0]);
+    const float mx_l2 = mx * SOL_LOG2E;
+
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+            // exp(x - max) as 2^(x*log2e - max*log2e): one FFMA + one MUFU.EX2. Padding (-inf) gives 0.
+            v[i][k] = exp2f(fmaf(v[i][k], SOL_LOG2E, -mx_l2));
+            sum += v[i][k];
+        }
+    }
+    const float inv = 1.0f / sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[1], &cluster_buf[1]);
+
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
+        if (c < N) {
+#pragma unroll
+            for (int k = 0; k < W; ++k) v[i][k] *= inv;
+            sol_store<T, W>(yr + c, v[i]);
+        }
+    }
+    if constexpr (CLUSTER > 1) sol_cluster_sync();  // peers may still read this CTA's cluster_buf
+}
+
+template <typename T, int W, int TPR, int RPB, int NV>
+__global__ void __launch_bounds__(TPR * RPB)
+softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
+    softmax_cached_row<T, W, TPR, RPB, NV, 1>(x, y, M, N);
+}
+
+template <typename T, int W, int TPR, int NV, int CLUSTER>
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(TPR)
+softmax_cluster_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
+    softmax_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, y, M, N);
+}
+
+// (max, sum) pairs with sum taken relative to max, in log2 units. Merging rescales the smaller side.
+__device__ __forceinline__ void softmax_online_merge(float& m, float& s, float mb, float sb) {
+    const float mn = fmaxf(m, mb);
+    // Equal maxima (including both -inf) need no rescale; this also avoids (-inf) - (-inf) = NaN.
+    const float sa = (m == mn) ? s : s * exp2f(m - mn);
+    const float sbb = (mb == mn) ? sb : sb * exp2f(mb - mn);
+    m = mn;
+    s = sa + sbb;
+}
+
+// Any N: online softmax. Pass 1 reads the row once, keeping a running max and a sum rescaled when the
+// max grows; pass 2 reads it again (recently touched, so mostly from L2) and writes the result.
+template <typename T, int W, int TPR, int U>
+__global__ void __launch_bounds__(TPR)
+softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
+    constexpr int NW = TPR / 32;
+    __shared__ float s_m[NW], s_s[NW];
+    const int t = threadIdx.x, lane = t & 31;
+    const long long row = blockIdx.x;
+    const T* xr = x + row * N;
+    T* yr = y + row * N;
+
+    float m = SolMax::identity(), s = 0.0f;  // m in log2 units: max(x) * log2e
+    for (int base = t * W; base < N; base += TPR * W * U) {
+        float v[U][W];
+        float cm = SolMax::identity();
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int c = base + u * TPR * W;
+            if (c < N) {
+                sol_load<T, W, false>(xr + c, v[u]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < W; ++k) v[u][k] = SolMax::identity();
+            }
+#pragma unroll
+            for (int k = 0; k < W; ++k) cm = fmaxf(cm, v[u][k] * SOL_LOG2E);
+        }
+        float cs = 0.0f;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+#pragma unroll
+            for (int k = 0; k < W; ++k) cs += exp2f(fmaf(v[u][k], SOL_LOG2E, -cm));
+        }
+        softmax_online_merge(m, s, cm, cs);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float mb = __shfl_down_sync(0xffffffffu, m, o);
+        const float sb = __shfl_down_sync(0xffffffffu, s, o);
+        softmax_online_merge(m, s, mb, sb);
+    }
+    if (lane == 0) { s_m[t >> 5] = m; s_s[t >> 5] = s; }
+    __syncthreads();
+    m = lane < NW ? s_m[lane] : SolMax::identity();
+    s = lane < NW ? s_s[lane] : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float mb = __shfl_down_sync(0xffffffffu, m, o);
+        const float sb = __shfl_down_sync(0xffffffffu, s, o);
+        softmax_online_merge(m, s, mb, sb);
+    }
+    m = __shfl_sync(0xffffffffu, m, 0);
+    const float inv = 1.0f / __shfl_sync(0xffffffffu, s, 0);
+
+    for (int base = t * W; base < N; base += TPR * W * U) {
+        float v[U][W];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int c = base + u * TPR * W;
+            if (c < N) sol_load<T, W, true>(xr + c, v[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int c = base + u * TPR * W;
+            if (c < N) {
+#pragma unroll
+                for (int k = 0; k < W; ++k) v[u][k] = exp2f(fmaf(v[u][k], SOL_LOG2E, -m)) * inv;
+                sol_store<T, W>(yr + c, v[u]);
+            }
+        }
+    }
+}
