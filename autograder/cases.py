@@ -1,0 +1,397 @@
+"""Case families: make inputs from grading_rubric.yaml, launch the learner's
+kernels, compare with float64 references.
+
+Everything random comes from one ``numpy.random.Generator`` seeded per run;
+the seed is part of every result so a failure can be replayed.  Messages shown
+to learners name the family and the error size, never the hidden inputs.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import os
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from . import messages, references
+
+DEFAULT_TOL = {"atol": 1e-5, "rtol": 1e-5}
+DEFAULT_OPTIONS = ("-std=c++17",)
+
+
+def new_seed() -> int:
+    """The run's seed: AUTOGRADER_SEED when set (grader / replay), else fresh."""
+    env = os.environ.get("AUTOGRADER_SEED", "").strip()
+    return int(env) if env else secrets.randbelow(2**31 - 1)
+
+
+# ----------------------------------------------------------------------------- expressions
+
+class ExprError(ValueError):
+    pass
+
+
+_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
+            ast.Name, ast.Load, ast.Constant, ast.Tuple, ast.List, ast.Subscript, ast.Slice,
+            ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.keyword)
+
+
+def _bf16_bits(values) -> np.ndarray:
+    """float -> bfloat16 bit patterns (round to nearest even), as uint16."""
+    f = np.ascontiguousarray(np.asarray(values, dtype=np.float32))
+    u = f.view(np.uint32).astype(np.uint64)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(f)
+    if nan.any():
+        rounded = np.where(nan, np.uint16(0x7FC0), rounded)
+    return rounded
+
+
+def bf16_to_float32(bits) -> np.ndarray:
+    b = np.asarray(bits)
+    if b.dtype != np.uint16:  # ml_dtypes.bfloat16
+        return b.astype(np.float32)
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def _bf16_dtype():
+    try:
+        import ml_dtypes  # optional
+        return np.dtype(ml_dtypes.bfloat16)
+    except Exception:
+        return np.dtype(np.uint16)
+
+
+class _Index:
+    def __getitem__(self, key):
+        return key
+
+
+class Evaluator:
+    """Restricted expression evaluation over case params with a seeded RNG."""
+
+    def __init__(self, rng: np.random.Generator, names: Optional[Dict[str, Any]] = None):
+        self.rng = rng
+        self.names: Dict[str, Any] = dict(names or {})
+        bf16 = _bf16_dtype()
+        self.funcs = {
+            "randint": lambda a, b: int(rng.integers(int(a), int(b) + 1)),
+            "choice": lambda seq: seq[int(rng.integers(0, len(seq)))],
+            "uniform": lambda a, b: float(rng.uniform(a, b)),
+            "ceil_div": lambda a, b: -(-int(a) // int(b)),
+            "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len,
+            "int32": np.int32, "int64": np.int64, "uint32": np.uint32, "float16": np.float16,
+            "float32": np.float32, "float64": np.float64,
+            "bfloat16": lambda v: (np.asarray(v, np.float32).astype(bf16) if bf16 != np.uint16
+                                   else _bf16_bits([v])[0]),
+            "IDX": _Index(),
+        }
+        self.consts = {"nan": math.nan, "inf": math.inf, "pi": math.pi, "True": True, "False": False}
+
+    def __call__(self, expr):
+        if isinstance(expr, (int, float, bool)) or expr is None:
+            return expr
+        if isinstance(expr, list):
+            return [self(e) for e in expr]
+        tree = ast.parse(str(expr), mode="eval")
+        for node in ast.walk(tree):
+            if not isinstance(node, _ALLOWED):
+                raise ExprError(f"{expr!r}: {type(node).__name__} is not allowed in rubric expressions")
+            if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name):
+                raise ExprError(f"{expr!r}: only plain function calls are allowed")
+        env = {**self.consts, **self.funcs, **self.names}
+        try:
+            return eval(compile(tree, "<rubric>", "eval"), {"__builtins__": {}}, env)
+        except NameError as exc:
+            raise ExprError(f"{expr!r}: {exc}") from None
+
+    def index(self, text: str):
+        return self(f"IDX[{text}]")
+
+
+# ----------------------------------------------------------------------------- arrays
+
+def _dtype(name: str):
+    if name == "bfloat16":
+        return None
+    return np.dtype({"bool": np.bool_}.get(name, name))
+
+
+def _draw(dist: Dict[str, Any], shape, ev: Evaluator) -> np.ndarray:
+    (kind, spec), = dist.items()
+    spec = {k: ev(v) for k, v in (spec or {}).items()}
+    rng = ev.rng
+    n = int(np.prod(shape)) if shape else 1
+    if kind == "normal":
+        return rng.normal(spec.get("mean", 0.0), spec.get("std", 1.0), size=shape)
+    if kind == "uniform":
+        return rng.uniform(spec.get("low", 0.0), spec.get("high", 1.0), size=shape)
+    if kind == "constant":
+        return np.full(shape, spec.get("value", 0.0), dtype=np.float64)
+    if kind == "values":
+        vals = np.asarray(spec["list"], dtype=np.float64).ravel()
+        return np.resize(vals, n).reshape(shape)
+    if kind == "linspace":
+        return np.linspace(spec.get("start", 0.0), spec.get("stop", 1.0), n).reshape(shape)
+    if kind == "randint":
+        return rng.integers(int(spec.get("low", 0)), int(spec.get("high", 10)) + 1, size=shape)
+    if kind == "bernoulli":
+        return (rng.random(size=shape) < spec.get("p", 0.5)).astype(np.float64)
+    raise ExprError(f"unknown distribution {kind!r}")
+
+
+def make_array(spec: Dict[str, Any], ev: Evaluator) -> np.ndarray:
+    """One host array, already in its storage dtype (bfloat16 -> uint16 bits / ml_dtypes)."""
+    shape = ev(spec["shape"])
+    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    if "fill" in spec:
+        fill = spec["fill"]
+        vals = np.full(shape, ev(fill) if isinstance(fill, str) else fill, dtype=np.float64)
+    elif "dist" in spec:
+        vals = np.asarray(_draw(spec["dist"], shape, ev), dtype=np.float64)
+    else:
+        vals = np.zeros(shape, dtype=np.float64)
+    for s in spec.get("set") or []:
+        value = ev(s["value"]) if isinstance(s["value"], str) else s["value"]
+        vals[ev.index(str(s["index"]))] = value
+    dt = spec["dtype"]
+    if dt == "bfloat16":
+        bits = _bf16_bits(vals)
+        bf = _bf16_dtype()
+        return np.ascontiguousarray(bits.view(bf) if bf != np.uint16 else bits)
+    return np.ascontiguousarray(vals.astype(_dtype(dt)))
+
+
+def to_float64(arr: np.ndarray, dtype_name: str) -> np.ndarray:
+    if dtype_name == "bfloat16":
+        return bf16_to_float32(arr).astype(np.float64)
+    return np.asarray(arr).astype(np.float64)
+
+
+# ----------------------------------------------------------------------------- results
+
+@dataclass
+class FamilyResult:
+    family: str
+    passed: bool
+    reason: str = ""
+    max_error: Optional[float] = None
+    error_kind: Optional[str] = None       # kernels.errors kind, "mismatch", "unwritten", "nan", ...
+
+    def to_dict(self):
+        return asdict(self)
+
+
+@dataclass
+class ItemResult:
+    item: str
+    passed: bool
+    seed: int
+    families: List[FamilyResult] = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        bad = [f.reason for f in self.families if not f.passed]
+        if not bad:
+            return f"全部 {len(self.families)} 个用例族通过"
+        return "；\n".join(bad) + f"\n（随机种子 seed={self.seed}，可用 AUTOGRADER_SEED={self.seed} 复现）"
+
+    def to_dict(self):
+        return {"item": self.item, "passed": self.passed, "seed": self.seed,
+                "families": [f.to_dict() for f in self.families]}
+
+
+# ----------------------------------------------------------------------------- compile + run
+
+def compile_sources(lesson: Dict[str, Any], codes: Dict[str, str]):
+    """``{source_id: RawModule}``; raises kernels.errors.CompileError unchanged."""
+    import kernels
+    mods = {}
+    for sid, code in codes.items():
+        spec = lesson.get("sources", {}).get(sid, {})
+        names = list(spec.get("name_expressions") or [])
+        for k in (lesson.get("kernels") or {}).values():
+            if k["source"] == sid and "<" in k["function"] and k["function"] not in names:
+                names.append(k["function"])
+        mods[sid] = kernels.RawModule(code=code, options=tuple(spec.get("options") or DEFAULT_OPTIONS),
+                                      name_expressions=names or None)
+    return mods
+
+
+def _choose_kernels(spec, ev: Evaluator) -> List[str]:
+    if isinstance(spec, str):
+        return [spec]
+    if all(isinstance(x, str) for x in spec):
+        return list(spec)
+    for opt in spec:
+        if "when" not in opt or ev(opt["when"]):
+            return _choose_kernels(opt["kernel"], ev)
+    raise ExprError("no kernel choice matched (add one without `when`)")
+
+
+def _dims(v) -> tuple:
+    if isinstance(v, (int, np.integer)):
+        return (int(v),)
+    return tuple(int(x) for x in v)
+
+
+def _prefix(item_id: str, item: Dict[str, Any]) -> str:
+    return "边界族" if ("boundary" in item_id or "边界" in str(item.get("title", ""))) else "用例族"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.1e}"
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
+            nan_policy: str = "match", prefilled_nan: bool = False):
+    """``(ok, max_error, kind, reason_fragment)`` for one output."""
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        if got.size == want.size:
+            got = got.reshape(want.shape)
+        else:
+            return False, None, "shape", f"输出 {name} 形状 {got.shape} 与期望 {want.shape} 不一致"
+    gnan, wnan = np.isnan(got), np.isnan(want)
+    if nan_policy == "match":
+        extra = gnan & ~wnan
+        if extra.any():
+            k = int(extra.sum())
+            if prefilled_nan:
+                return False, None, "unwritten", f"输出 {name} 有 {k} 个元素是 NaN（未写入，或计算出了 NaN）"
+            return False, None, "nan", f"输出 {name} 有 {k} 个元素是 NaN，而参考值不是"
+        missing = wnan & ~gnan
+        if missing.any():
+            return False, None, "nan", f"输出 {name} 有 {int(missing.sum())} 个元素应为 NaN（按本课约定的 NaN 策略）却不是"
+    both = ~(gnan | wnan)
+    ginf, winf = np.isinf(got) & both, np.isinf(want) & both
+    if (ginf != winf).any() or (got[ginf] != want[ginf]).any():
+        return False, None, "inf", f"输出 {name} 的 inf 位置或符号与参考值不一致"
+    fin = both & ~winf
+    if not fin.any():
+        return True, 0.0, None, ""
+    err = np.abs(got[fin] - want[fin])
+    tol = atol + rtol * np.abs(want[fin])
+    worst = int(np.argmax(err - tol))
+    max_err = float(err.max())
+    if err[worst] > tol[worst]:
+        return False, max_err, "mismatch", f"最大误差 {_fmt(max_err)} 超过容差 {_fmt(float(tol[worst]))}"
+    return True, max_err, None, ""
+
+
+def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, Any],
+             rng: np.random.Generator, checks=("memcheck", "racecheck")):
+    """Run one draw of one case; returns ``(ok, max_error, kind, reason)``."""
+    import kernels
+    ev = Evaluator(rng)
+    for k, v in (case.get("params") or {}).items():
+        ev.names[k] = ev(v)
+    knames = _choose_kernels(case["kernel"], ev)
+    kspecs = [lesson["kernels"][k] for k in knames]
+    # which arrays this case needs, in declaration order
+    decl = dict(lesson.get("arrays") or {})
+    over = case.get("arrays") or {}
+    needed = []
+    for ks in kspecs:
+        for a in ks["args"]:
+            if isinstance(a, str) and a.isidentifier() and (a in decl or a in over) and a not in needed:
+                needed.append(a)
+    specs = {}
+    for a in list(decl) + [a for a in over if a not in decl]:
+        if a in needed:
+            merged = dict(decl.get(a, {}))
+            merged.update(over.get(a, {}))
+            if "dist" in over.get(a, {}) and "fill" in merged and "fill" not in over.get(a, {}):
+                merged.pop("fill")
+            specs[a] = merged
+    host = {a: make_array(s, ev) for a, s in specs.items()}
+    host64 = {a: to_float64(h, specs[a]["dtype"]) for a, h in host.items()}
+    dev = {a: kernels.asarray(h) for a, h in host.items()}
+    outputs = list(case.get("outputs") or [])
+    if not outputs:
+        for ks in kspecs:
+            outputs += [o for o in ks.get("outputs") or [] if o not in outputs]
+    names_env = dict(ev.names)
+    for ks in kspecs:
+        fn = modules[ks["source"]].get_function(ks["function"])
+        ev.names = {**names_env, **dev}
+        args = [dev[a] if isinstance(a, str) and a in dev else ev(a) for a in ks["args"]]
+        ev.names = names_env
+        grid, block = _dims(ev(ks["grid"])), _dims(ev(ks["block"]))
+        smem = int(ev(ks.get("shared_mem", 0)))
+        with kernels.check(*checks):
+            fn(grid, block, tuple(args), shared_mem=smem)
+    if hasattr(kernels, "synchronize"):
+        kernels.synchronize()
+    ref_name = case.get("reference") or next((ks["reference"] for ks in reversed(kspecs) if ks.get("reference")), None)
+    if not ref_name:
+        raise ExprError(f"family {case['family']!r}: no reference to compare with")
+    ref_args = case.get("reference_args") or next(
+        (ks.get("reference_args") for ks in reversed(kspecs) if ks.get("reference") == ref_name), None)
+    bound = {**{k: v for k, v in names_env.items()}, **host64}
+    if ref_args:
+        bound = {p: (bound[v] if isinstance(v, str) and v in bound else ev(v)) for p, v in ref_args.items()}
+    want = references.as_outputs(references.call(ref_name, bound), outputs)
+    worst = 0.0
+    for o in outputs:
+        got = to_float64(kernels.asnumpy(dev[o]), specs[o]["dtype"])
+        pol = dict(DEFAULT_TOL)
+        pol.update(case.get("tol") or {})
+        pol.update((case.get("compare") or {}).get(o, {}))
+        prefilled = "fill" in specs[o] and isinstance(specs[o]["fill"], (float, str)) and \
+            str(specs[o]["fill"]).lower() == "nan"
+        ok, err, kind, frag = compare(o, got, want[o], float(pol["atol"]), float(pol["rtol"]),
+                                      pol.get("nan", "match"), prefilled)
+        if not ok:
+            return False, err, kind, frag
+        worst = max(worst, err or 0.0)
+    return True, worst, None, ""
+
+
+def run_item(lesson: Dict[str, Any], item_id: str, codes: Dict[str, str], *, seed: Optional[int] = None,
+             checks=None) -> ItemResult:
+    """Run every case family of ``item_id`` against the CUDA ``codes`` ``{source_id: text}``."""
+    from kernels import errors as kerr
+    item = lesson["items"][item_id]
+    seed = new_seed() if seed is None else int(seed)
+    checks = tuple(checks if checks is not None else lesson.get("settings", {}).get("checks", ("memcheck", "racecheck")))
+    prefix = _prefix(item_id, item)
+    result = ItemResult(item_id, True, seed)
+    try:
+        modules = compile_sources(lesson, codes)
+    except kerr.KernelError as exc:
+        reason = messages.explain(exc)
+        for case in item["cases"]:
+            result.families.append(FamilyResult(case["family"], False, f"{prefix}「{case['family']}」失败：{reason}",
+                                                error_kind=exc.kind))
+        result.passed = False
+        return result
+    # one child generator per family keeps families independent of each other's draws
+    children = np.random.SeedSequence(seed).spawn(len(item["cases"]))
+    for case, child in zip(item["cases"], children):
+        rng = np.random.default_rng(child)
+        fam = case["family"]
+        fr = FamilyResult(fam, True)
+        try:
+            for _ in range(int(case.get("repeat", 1))):
+                ok, err, kind, frag = run_case(lesson, case, modules, rng, checks)
+                fr.max_error = max(fr.max_error or 0.0, err or 0.0) if err is not None else fr.max_error
+                if not ok:
+                    fr.passed, fr.error_kind, fr.reason = False, kind, f"{prefix}「{fam}」失败：{frag}"
+                    break
+        except kerr.KernelError as exc:
+            fr.passed, fr.error_kind = False, exc.kind
+            fr.reason = f"{prefix}「{fam}」失败：{messages.explain(exc)}"
+        except (ExprError, KeyError) as exc:  # rubric bug, not the learner's: say so
+            fr.passed, fr.error_kind = False, "rubric"
+            fr.reason = f"{prefix}「{fam}」无法运行（评分配置错误，请联系老师）：{exc}"
+        except Exception as exc:
+            fr.passed, fr.error_kind = False, type(exc).__name__
+            fr.reason = f"{prefix}「{fam}」失败：{messages.explain(exc)}"
+        result.families.append(fr)
+        result.passed &= fr.passed
+    return result

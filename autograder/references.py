@@ -1,0 +1,224 @@
+"""Float64 numpy references for graded kernels.
+
+Every function takes numpy arrays (any float dtype; computed in float64) and
+scalars, and returns one array (compared to the kernel's single output) or a
+dict ``{output_name: array}``.  Parameter names are what grading_rubric.yaml
+binds by default (``reference_args`` can rename).
+
+Policies stated here are what the grader expects from kernels:
+* softmax fully-masked row (every element masked out): the row's output is 0.
+* NaN in a row's (unmasked) input: that whole row's output is NaN.
+* +inf in a row: softmax follows IEEE float64 (inf - inf = NaN -> NaN row).
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional
+
+import numpy as np
+
+_REGISTRY: Dict[str, Callable] = {}
+
+
+def reference(fn: Callable) -> Callable:
+    _REGISTRY[fn.__name__] = fn
+    return fn
+
+
+def exists(name: str) -> bool:
+    return name in _REGISTRY
+
+
+def names():
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> Callable:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"no reference {name!r}; known: {', '.join(names())}") from None
+
+
+def _f64(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+def _rows(x):
+    """View x as (rows, last-dim) and remember the shape."""
+    x = _f64(x)
+    return x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1), x.shape
+
+
+@reference
+def layernorm_stats(x, eps=1e-5):
+    """Per-row mean and rstd = 1/sqrt(var + eps) with the population variance (two-pass)."""
+    r, shape = _rows(x)
+    mean = r.mean(axis=1)
+    var = ((r - mean[:, None]) ** 2).mean(axis=1)
+    rstd = 1.0 / np.sqrt(var + float(eps))
+    return {"mean": mean.reshape(shape[:-1]), "rstd": rstd.reshape(shape[:-1])}
+
+
+@reference
+def layernorm(x, gamma=None, beta=None, eps=1e-5):
+    """y = (x - mean) * rstd * gamma + beta along the last axis."""
+    r, shape = _rows(x)
+    st = layernorm_stats(r, eps)
+    y = (r - st["mean"][:, None]) * st["rstd"][:, None]
+    if gamma is not None:
+        y = y * _f64(gamma).reshape(1, -1)
+    if beta is not None:
+        y = y + _f64(beta).reshape(1, -1)
+    return y.reshape(shape)
+
+
+@reference
+def layernorm_fwd(x, gamma=None, beta=None, eps=1e-5):
+    """llm.c style forward: ``{y, mean, rstd}``."""
+    st = layernorm_stats(x, eps)
+    return {"y": layernorm(x, gamma, beta, eps), "mean": st["mean"], "rstd": st["rstd"]}
+
+
+@reference
+def rmsnorm(x, gamma=None, eps=1e-6):
+    """y = x / sqrt(mean(x^2) + eps) * gamma along the last axis."""
+    r, shape = _rows(x)
+    rms = np.sqrt((r * r).mean(axis=1) + float(eps))
+    y = r / rms[:, None]
+    if gamma is not None:
+        y = y * _f64(gamma).reshape(1, -1)
+    return y.reshape(shape)
+
+
+def _mask_bool(mask, shape):
+    """Mask (nonzero/True = keep) broadcast to ``shape``; a per-row mask of shape (N,) is allowed."""
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        m = m != 0
+    return np.broadcast_to(m, shape)
+
+
+@reference
+def softmax(x, mask=None, scale=1.0):
+    """Row softmax of ``x * scale`` along the last axis, stable (subtract row max).
+
+    ``mask``: nonzero/True = keep.  Masked elements output 0; a fully masked row
+    outputs all zeros; a NaN among a row's kept inputs makes the row NaN.
+    """
+    r, shape = _rows(x)
+    r = r * float(scale)
+    keep = np.ones_like(r, dtype=bool) if mask is None else _mask_bool(mask, shape).reshape(r.shape)
+    out = np.zeros_like(r)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for i in range(r.shape[0]):
+            k = keep[i]
+            if not k.any():
+                continue
+            v = r[i, k]
+            if np.isnan(v).any():
+                out[i, :] = np.nan
+                continue
+            e = np.exp(v - v.max())
+            out[i, k] = e / e.sum()
+    return out.reshape(shape)
+
+
+@reference
+def log_softmax(x, mask=None, scale=1.0):
+    """log(softmax(x)); masked elements and fully masked rows output -inf."""
+    s = softmax(x, mask, scale)
+    with np.errstate(divide="ignore"):
+        return np.log(s)
+
+
+@reference
+def softmax_stats(x, mask=None, scale=1.0):
+    """Online-softmax statistics per row: ``{row_max, row_sum}`` with row_sum = sum exp(x - row_max).
+
+    A fully masked row has row_max = -inf and row_sum = 0.
+    """
+    r, shape = _rows(x)
+    r = r * float(scale)
+    keep = np.ones_like(r, dtype=bool) if mask is None else _mask_bool(mask, shape).reshape(r.shape)
+    mx = np.full(r.shape[0], -np.inf)
+    sm = np.zeros(r.shape[0])
+    with np.errstate(invalid="ignore", over="ignore"):
+        for i in range(r.shape[0]):
+            v = r[i, keep[i]]
+            if v.size:
+                mx[i] = v.max()
+                sm[i] = np.exp(v - mx[i]).sum()
+    return {"row_max": mx.reshape(shape[:-1]), "row_sum": sm.reshape(shape[:-1])}
+
+
+@reference
+def online_softmax(x, mask=None, scale=1.0, chunk=32):
+    """Softmax computed the online way (running max and rescaled sum over chunks).
+
+    Mathematically equal to ``softmax``; exists so lessons can grade the
+    online formulation and compare the statistics, ``{y, row_max, row_sum}``.
+    """
+    r, shape = _rows(x)
+    r = r * float(scale)
+    keep = np.ones_like(r, dtype=bool) if mask is None else _mask_bool(mask, shape).reshape(r.shape)
+    mx = np.full(r.shape[0], -np.inf)
+    sm = np.zeros(r.shape[0])
+    with np.errstate(invalid="ignore", over="ignore"):
+        for start in range(0, r.shape[1], int(chunk)):
+            v = np.where(keep[:, start:start + chunk], r[:, start:start + chunk], -np.inf)
+            new_max = np.maximum(mx, v.max(axis=1))
+            safe = np.where(np.isneginf(new_max), 0.0, new_max)
+            sm = sm * np.exp(np.where(np.isneginf(mx), -np.inf, mx - safe)) + \
+                np.exp(v - safe[:, None]).sum(axis=1)
+            mx = new_max
+    y = softmax(r, keep, 1.0)
+    return {"y": y.reshape(shape), "row_max": mx.reshape(shape[:-1]), "row_sum": sm.reshape(shape[:-1])}
+
+
+@reference
+def row_sum(x):
+    r, shape = _rows(x)
+    return r.sum(axis=1).reshape(shape[:-1])
+
+
+@reference
+def row_max(x):
+    r, shape = _rows(x)
+    return r.max(axis=1).reshape(shape[:-1])
+
+
+@reference
+def identity(x):
+    """Copy kernels (bandwidth lessons)."""
+    return _f64(x)
+
+
+def call(name: str, bound: Dict[str, object]):
+    """Call reference ``name`` with the arguments it accepts out of ``bound``."""
+    import inspect
+    fn = get(name)
+    sig = inspect.signature(fn)
+    kwargs = {}
+    for p in sig.parameters.values():
+        if p.name in bound:
+            kwargs[p.name] = bound[p.name]
+        elif p.default is inspect.Parameter.empty:
+            raise KeyError(f"reference {name}: nothing bound to parameter {p.name!r}")
+    return fn(**kwargs)
+
+
+def as_outputs(result, outputs) -> Dict[str, np.ndarray]:
+    """Map a reference's return value onto the compared output names."""
+    outputs = list(outputs)
+    if isinstance(result, dict):
+        missing = [o for o in outputs if o not in result]
+        if missing and len(outputs) == 1 and len(result) >= 1 and "y" in result:
+            return {outputs[0]: _f64(result["y"])}
+        if missing:
+            raise KeyError(f"reference returned {sorted(result)}, outputs need {missing}")
+        return {o: _f64(result[o]) for o in outputs}
+    if isinstance(result, (tuple, list)):
+        return {o: _f64(r) for o, r in zip(outputs, result)}
+    if len(outputs) != 1:
+        raise ValueError(f"reference returned one array but the case compares {outputs}")
+    return {outputs[0]: _f64(result)}
