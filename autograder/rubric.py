@@ -1,0 +1,210 @@
+"""Scoring free-text answers (Chinese, English, mixed) against a rubric entry.
+
+A rubric names *concepts* (synonym groups), *chains* (cause concept -> effect
+concept that must appear in one sentence joined by a causal connective), and
+*misconceptions* (regexes that veto, with the matched sentence as evidence).
+A term-only answer (concepts listed, no causal language around them) scores at
+most 1 point however many terms it names.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional
+
+CONNECTIVES = [
+    "因为", "由于", "所以", "因此", "因而", "导致", "使得", "从而", "于是", "否则", "会", "造成", "引起",
+    "以致", "进而", "则", "就(?!是)", "→", "->", "=>", "⇒", "⟹",
+    r"\bbecause\b", r"\bso\b", r"\btherefore\b", r"\bthus\b", r"\bhence\b", r"\bleads? to\b", r"\bcaus(?:e|es|ed|ing)\b",
+    r"\bresults? in\b", r"\botherwise\b", r"\bwhich means\b", r"\bdue to\b", r"\bsince\b",
+    r"\bwill\b", r"\bproduc(?:e|es|ing)\b", r"\bif\b.*\bthen\b",
+]
+_CONNECTIVE_RE = re.compile("|".join(CONNECTIVES), re.I)
+NEGATIONS = r"(不是|并非|并不|而非|而不是|不为|没有|无需|不用|不会|不能|不需要|绝非|不在于|\bnot\b|\bno\b|\bnever\b|n't\b|rather than|instead of)"
+_NEG_RE = re.compile(NEGATIONS, re.I)
+_SENTENCE_SPLIT = re.compile(r"[。！？!?;\n]+|\.(?=\s|$)")
+_CLAUSE_SPLIT = re.compile(r"[,，、:：]|\bbut\b|但是|但|而是")
+
+
+class RubricSpecError(ValueError):
+    pass
+
+
+# ----------------------------------------------------------------------------- normalisation
+
+def normalize(text: str) -> str:
+    """Full-width -> half-width, markdown/LaTeX/code markup stripped, lower case; keeps sentence punctuation."""
+    t = unicodedata.normalize("NFKC", text or "")
+    t = re.sub(r"```[a-zA-Z0-9_+-]*\n?", " ", t)                  # fenced code markers (keep the code)
+    t = re.sub(r"<[^>\n]{1,40}>", lambda m: m.group(0) if re.match(r"<\d", m.group(0)) else " ", t)  # html tags
+    t = t.replace("`", " ")
+    t = re.sub(r"\\(?:mathbb|mathrm|text|operatorname|mathbf|mathit)\{([^}]*)\}", r"\1", t)
+    t = re.sub(r"\\(left|right|displaystyle|quad|qquad|,|;|!)", " ", t)
+    t = re.sub(r"\\([a-zA-Z]+)", r" \1 ", t)                     # \epsilon -> epsilon, \sqrt -> sqrt
+    t = t.replace("$", " ").replace("{", "").replace("}", "")
+    t = re.sub(r"(\*\*|__|~~)", "", t)
+    t = re.sub(r"(?m)^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+", "", t)  # headings, quotes, list markers
+    t = re.sub(r"[ \t\u3000]+", " ", t)
+    return t.lower().strip()
+
+
+def sentences(text: str) -> List[str]:
+    return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s and s.strip()]
+
+
+def _syn_regex(syn: str) -> str:
+    if syn.startswith("re:"):
+        return syn[3:]
+    esc = re.escape(unicodedata.normalize("NFKC", syn).lower())
+    esc = esc.replace(r"\ ", r"\s*")
+    if re.match(r"[a-z0-9_]", syn.lower()):
+        esc = r"(?<![a-z0-9_])" + esc       # "nan" must not hit "nano"; prefixes ("coalesc") still hit
+    return esc
+
+
+def concept_regex(spec: Dict[str, Any]) -> re.Pattern:
+    return re.compile("|".join(f"(?:{_syn_regex(s)})" for s in spec["any"]), re.I)
+
+
+# ----------------------------------------------------------------------------- results
+
+@dataclass
+class RubricResult:
+    points: float
+    max_points: float
+    concepts_hit: List[str] = field(default_factory=list)
+    concepts_missed: List[str] = field(default_factory=list)
+    chains_found: List[Dict[str, str]] = field(default_factory=list)
+    chains_missed: List[str] = field(default_factory=list)
+    term_only: bool = False
+    misconceptions: List[Dict[str, str]] = field(default_factory=list)
+    nudge: str = ""
+    message: str = ""
+
+    def to_dict(self):
+        return asdict(self)
+
+
+def validate(spec: Dict[str, Any]) -> None:
+    """Raise RubricSpecError (a ValueError) on a malformed rubric entry."""
+    from .config import RubricError
+    if not isinstance(spec, dict):
+        raise RubricError("expected a mapping")
+    allowed = {"concepts", "full", "partial", "chains", "misconceptions", "nudge"}
+    extra = set(spec) - allowed
+    if extra:
+        raise RubricError(f"{sorted(extra)[0]}: unknown key (allowed: {', '.join(sorted(allowed))})")
+    concepts = spec.get("concepts")
+    if not isinstance(concepts, dict) or not concepts:
+        raise RubricError("concepts: expected a non-empty mapping of concept groups")
+    for cid, c in concepts.items():
+        if not isinstance(c, dict) or not isinstance(c.get("any"), list) or not c["any"]:
+            raise RubricError(f"concepts.{cid}.any: expected a non-empty list of synonyms")
+        try:
+            concept_regex(c)
+        except re.error as exc:
+            raise RubricError(f"concepts.{cid}.any: bad regex: {exc}") from None
+    for i, ch in enumerate(spec.get("chains") or []):
+        if not (isinstance(ch, list) and len(ch) == 2 and all(x in concepts for x in ch)):
+            raise RubricError(f"chains[{i}]: expected [cause_concept, effect_concept] naming concepts")
+    for i, m in enumerate(spec.get("misconceptions") or []):
+        if not isinstance(m, dict) or "pattern" not in m:
+            raise RubricError(f"misconceptions[{i}]: expected {{pattern, why}}")
+        try:
+            re.compile(m["pattern"])
+        except re.error as exc:
+            raise RubricError(f"misconceptions[{i}].pattern: bad regex: {exc}") from None
+    for k in ("full", "partial"):
+        v = spec.get(k) or {}
+        if not isinstance(v, dict) or set(v) - {"concepts", "chains", "points"}:
+            raise RubricError(f"{k}: expected {{concepts: N, chains: N}}")
+
+
+def _negated(sentence: str, start: int, end: int) -> bool:
+    """Negation in the same clause before (or inside) the match."""
+    clause_start = 0
+    for m in _CLAUSE_SPLIT.finditer(sentence, 0, start):
+        clause_start = m.end()
+    return bool(_NEG_RE.search(sentence[clause_start:end]))
+
+
+def find_misconceptions(text: str, misconceptions) -> List[Dict[str, str]]:
+    out = []
+    for sent in sentences(normalize(text)):
+        for m in misconceptions or []:
+            for hit in re.finditer(m["pattern"], sent, re.I):
+                if _negated(sent, hit.start(), hit.end()):
+                    continue
+                out.append({"pattern": m["pattern"], "why": m.get("why", ""),
+                            "evidence": sent if len(sent) <= 80 else sent[:77] + "…"})
+                break
+    return out
+
+
+def score(text: str, spec: Dict[str, Any], points: float = 2) -> RubricResult:
+    """Score one answer.  ``spec`` is an item's ``rubric`` mapping."""
+    concepts = spec["concepts"]
+    labels = {cid: c.get("label", cid) for cid, c in concepts.items()}
+    nudge = spec.get("nudge", "")
+    norm = normalize(text)
+    res = RubricResult(0, points, nudge=nudge)
+    if len(re.sub(r"\W", "", norm)) < 2:
+        res.concepts_missed = list(labels.values())
+        res.message = "未作答"
+        return res
+    sents = sentences(norm)
+    regs = {cid: concept_regex(c) for cid, c in concepts.items()}
+    in_sent = {cid: [i for i, s in enumerate(sents) if r.search(s)] for cid, r in regs.items()}
+    hit = [cid for cid, idx in in_sent.items() if idx]
+    res.concepts_hit = [labels[c] for c in hit]
+    res.concepts_missed = [labels[c] for c in concepts if c not in hit]
+    causal = [bool(_CONNECTIVE_RE.search(s)) for s in sents]
+    for cause, effect in spec.get("chains") or []:
+        found = None
+        for i in set(in_sent[cause]) & set(in_sent[effect]):
+            if causal[i]:
+                found = sents[i]
+                break
+        if found is not None:
+            res.chains_found.append({"cause": labels[cause], "effect": labels[effect],
+                                     "evidence": found if len(found) <= 80 else found[:77] + "…"})
+        else:
+            res.chains_missed.append(f"{labels[cause]} → {labels[effect]}")
+    # term-only: no sentence that names a concept also uses causal language
+    concept_sents = {i for idx in in_sent.values() for i in idx}
+    res.term_only = bool(hit) and not any(causal[i] for i in concept_sents)
+    full = spec.get("full") or {"concepts": len(concepts), "chains": 1 if spec.get("chains") else 0}
+    partial = spec.get("partial") or {"concepts": max(1, (full.get("concepts", 1) + 1) // 2)}
+    n_concepts, n_chains = len(hit), len(res.chains_found)
+
+    def meets(level):
+        return n_concepts >= level.get("concepts", 0) and n_chains >= level.get("chains", 0)
+
+    if meets(full):
+        res.points = float(full.get("points", points))
+    elif meets(partial):
+        res.points = float(partial.get("points", 1))
+    if res.term_only:
+        res.points = min(res.points, 1.0)
+    res.points = min(res.points, float(points))
+    res.misconceptions = find_misconceptions(text, spec.get("misconceptions"))
+    res.message = _message(res)
+    return res
+
+
+def _message(res: RubricResult) -> str:
+    parts = [f"{res.points:g}/{res.max_points:g} 分"]
+    if res.concepts_hit:
+        parts.append("命中概念：" + "、".join(res.concepts_hit))
+    if res.concepts_missed:
+        parts.append("缺少：" + "、".join(res.concepts_missed))
+    if res.chains_found:
+        parts.append("因果链：" + "；".join(f"{c['cause']} → {c['effect']}" for c in res.chains_found))
+    if res.term_only:
+        parts.append("只列出了术语，没有说明因果关系（最多 1 分）")
+    if res.misconceptions:
+        parts.append("概念错误：" + "；".join(m["why"] or m["evidence"] for m in res.misconceptions))
+    if res.points < res.max_points and res.nudge:
+        parts.append("提示：" + res.nudge)
+    return "；".join(parts)
