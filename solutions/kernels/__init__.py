@@ -1,0 +1,1 @@
+"""Reference (speed-of-light) CUDA kernels for the course: sources + dispatcher."""

@@ -1,0 +1,275 @@
+"""Choose a launch shape for the reference LayerNorm / RMSNorm / softmax kernels and launch them.
+
+The kernels live beside this file (layernorm.cu, rmsnorm.cu, softmax.cu). Which template instance runs
+depends on the row length N and the dtype, the way fast norm/softmax libraries dispatch:
+
+* ``cached``  N <= 1024: one warp per row, RPB rows per block; longer rows: one block per row. The row
+  stays in registers, so x is read once and y written once. Elements per thread are kept <= 16 where a
+  block of <= 1024 threads allows, <= 32 otherwise (no spills at 1024 threads, checked with ptxas -v).
+* ``cluster`` rows too long for one SM's registers (N > 32768 fp32/bf16 elements): a thread-block cluster
+  of 2..8 CTAs (sm_90+) holds the row; partial sums cross CTAs through distributed shared memory.
+* ``stream``  anything else (N > 262144, a GPU without clusters, or the CPU emulator): block per row,
+  Welford / online-softmax statistics in one read, then a second read (mostly from L2) for the output.
+
+16-byte vectors (float4, or 8 bf16) are used when N is a multiple of the vector width and the pointers are
+16-byte aligned; otherwise the same kernels run with scalar accesses (e.g. the 50257-wide logits).
+
+bf16 tensors are passed as uint16 arrays holding the bf16 bits (cupy has no bfloat16 dtype).
+
+The launcher works with any cupy-compatible RawModule class: ``cupy.RawModule`` on a GPU or the course's
+``kernels.RawModule`` (same constructor and ``f(grid, block, args, shared_mem=)`` call convention)::
+
+    from solutions.kernels.dispatch import ReferenceKernels
+    rk = ReferenceKernels()                      # cupy.RawModule when cupy sees a GPU, else kernels.RawModule
+    y = rk.layernorm(x, gamma, beta, eps=1e-5)   # x: (M, N) float32 or uint16 (bf16 bits), C-contiguous
+    y = rk.rmsnorm(x, gamma, eps=1e-6)
+    y = rk.softmax(x)
+    rk.plan("softmax", 8192, 50257, "float32")   # -> Plan(kind='cluster', ...) without launching
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+KERNEL_DIR = Path(__file__).resolve().parent
+OPS = ("layernorm", "rmsnorm", "softmax")
+KINDS = ("cached", "cluster", "stream")
+OPTIONS = ("-std=c++17",)
+
+# dtype -> (C++ element type, elements per 16-byte vector)
+_ELEM = {
+    np.dtype(np.float32): ("float", 4),
+    np.dtype(np.uint16): ("unsigned short", 8),  # bf16 bits
+}
+
+WARP_ROW_MAX_ELEMS = 32      # per-thread register cache, elements (fp32 registers)
+BLOCK_ROW_TARGET_ELEMS = 16  # preferred per-thread elements when a bigger block can take the rest
+ROWS_PER_BLOCK = 4           # warp-per-row mode: 4 warps (128 threads) per block
+MAX_CLUSTER = 8              # portable cluster size limit
+
+
+def source(op: str) -> str:
+    """CUDA source of one op (self-contained, no includes)."""
+    if op not in OPS:
+        raise ValueError(f"unknown op {op!r}; expected one of {OPS}")
+    return (KERNEL_DIR / f"{op}.cu").read_text(encoding="utf-8")
+
+
+def _canon_dtype(dtype) -> np.dtype:
+    if str(dtype) in ("bfloat16", "bf16"):
+        return np.dtype(np.uint16)
+    dt = np.dtype(dtype)
+    if dt not in _ELEM:
+        raise TypeError(f"reference kernels take float32 or bf16 bits (uint16), not {dt}")
+    return dt
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One launch: kernel template instance + grid/block."""
+
+    op: str
+    kind: str        # cached | cluster | stream
+    ctype: str       # "float" or "unsigned short"
+    vec: int         # elements per access (4/8 = 16 bytes, or 1)
+    tpr: int         # threads per row (per CTA in cluster mode)
+    rpb: int         # rows per block (cached warp-per-row mode only)
+    nv: int          # vectors per thread (cached / cluster) or vectors in flight per chunk (stream)
+    cluster: int     # CTAs per row
+    grid: tuple
+    block: tuple
+
+    @property
+    def name(self) -> str:
+        if self.kind == "cached":
+            return f"{self.op}_kernel<{self.ctype},{self.vec},{self.tpr},{self.rpb},{self.nv}>"
+        if self.kind == "cluster":
+            return f"{self.op}_cluster_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
+        return f"{self.op}_stream_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv}>"
+
+    @property
+    def elems_per_thread(self) -> int:
+        return self.vec * self.nv
+
+
+def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
+         allow_cluster: bool = True) -> Plan:
+    """Pick the kernel and launch configuration for an (M, N) problem.
+
+    ``kind`` forces one of KINDS (benchmarks use it to compare paths); None picks the fastest sound one.
+    """
+    if op not in OPS:
+        raise ValueError(f"unknown op {op!r}")
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {KINDS}")
+    if M < 1 or N < 1:
+        raise ValueError("M and N must be positive")
+    dt = _canon_dtype(dtype)
+    ctype, width = _ELEM[dt]
+    vec = width if (aligned and N % width == 0) else 1
+    nvec = -(-N // vec)
+
+    def cached(tpr: int, rpb: int) -> Plan:
+        nv = -(-nvec // tpr)
+        return Plan(op, "cached", ctype, vec, tpr, rpb, nv, 1, (-(-M // rpb),), (tpr * rpb,))
+
+    def cluster(c: int) -> Plan:
+        nv = -(-nvec // (1024 * c))
+        return Plan(op, "cluster", ctype, vec, 1024, 1, nv, c, (M * c,), (1024,))
+
+    def stream() -> Plan:
+        tpr = 512 if nvec >= 4096 else 256
+        unroll = 4 if vec > 1 else 8   # 16-byte vectors: 4 in flight; scalars: 8
+        return Plan(op, "stream", ctype, vec, tpr, 1, unroll, 1, (M,), (tpr,))
+
+    if kind == "stream":
+        return stream()
+
+    if kind in (None, "cached"):
+        if nvec * vec <= 32 * WARP_ROW_MAX_ELEMS:
+            return cached(32, ROWS_PER_BLOCK)
+        for tpr in (64, 128, 256, 512, 1024):
+            if -(-nvec // tpr) * vec <= BLOCK_ROW_TARGET_ELEMS:
+                return cached(tpr, 1)
+        if -(-nvec // 1024) * vec <= WARP_ROW_MAX_ELEMS:
+            return cached(1024, 1)
+        if kind == "cached":
+            raise ValueError(f"N={N} does not fit one block's registers; use kind='cluster' or 'stream'")
+
+    if allow_cluster and kind in (None, "cluster"):
+        for c in (2, 4, 8):
+            if -(-nvec // (1024 * c)) * vec <= WARP_ROW_MAX_ELEMS:
+                return cluster(c)
+        if kind == "cluster":
+            raise ValueError(f"N={N} does not fit {MAX_CLUSTER} CTAs' registers; use kind='stream'")
+    elif kind == "cluster":
+        raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
+    return stream()
+
+
+def _array_module(a):
+    if type(a).__module__.split(".")[0] == "cupy":
+        import cupy
+        return cupy
+    return np
+
+
+def _data_ptr(a) -> int:
+    if type(a).__module__.split(".")[0] == "cupy":
+        return int(a.data.ptr)
+    return int(a.ctypes.data)
+
+
+def _default_raw_module() -> tuple[Callable, bool]:
+    """(RawModule class, clusters usable). cupy when it sees a GPU, else the course runtime."""
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            major = cupy.cuda.Device().compute_capability
+            return cupy.RawModule, int(major) >= 90
+    except Exception:
+        pass
+    import kernels
+    return kernels.RawModule, kernels.backend() != "cpu"
+
+
+class ReferenceKernels:
+    """Compiles (lazily, cached per op and instance) and launches the reference kernels."""
+
+    def __init__(self, raw_module: Callable | None = None, allow_cluster: bool | None = None,
+                 options: Iterable[str] = OPTIONS):
+        if raw_module is None:
+            raw_module, cluster_ok = _default_raw_module()
+        else:
+            cluster_ok = True
+        self.raw_module = raw_module
+        self.allow_cluster = cluster_ok if allow_cluster is None else allow_cluster
+        self.options = tuple(options)
+        self._functions: dict[str, object] = {}
+
+    # -- planning / compiling -------------------------------------------------------------
+    def plan(self, op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None) -> Plan:
+        return plan(op, M, N, dtype, aligned=aligned, kind=kind, allow_cluster=self.allow_cluster)
+
+    def prepare(self, plans: Iterable[Plan]) -> None:
+        """Compile every not-yet-built instance of the given plans, one module per op."""
+        by_op: dict[str, list[str]] = {}
+        for p in plans:
+            if p.name not in self._functions and p.name not in by_op.get(p.op, []):
+                by_op.setdefault(p.op, []).append(p.name)
+        for op, names in by_op.items():
+            mod = self.raw_module(code=source(op), options=self.options, name_expressions=names)
+            for n in names:
+                self._functions[n] = mod.get_function(n)
+
+    def function(self, p: Plan):
+        if p.name not in self._functions:
+            self.prepare([p])
+        return self._functions[p.name]
+
+    # -- launching ------------------------------------------------------------------------
+    def _plan_for(self, op: str, x, params, kind: str | None) -> Plan:
+        if x.ndim != 2 or not x.flags.c_contiguous:
+            raise ValueError(f"{op}: x must be a C-contiguous 2-D array, got shape {x.shape}")
+        M, N = x.shape
+        for p in params:
+            if p.shape != (N,) or p.dtype != x.dtype:
+                raise ValueError(f"{op}: parameters must have shape ({N},) and dtype {x.dtype}")
+        aligned = all(_data_ptr(a) % 16 == 0 for a in (x, *params))
+        return self.plan(op, M, N, x.dtype, aligned=aligned, kind=kind)
+
+    def _out(self, x, out):
+        if out is None:
+            return _array_module(x).empty_like(x)
+        if out.shape != x.shape or out.dtype != x.dtype or not out.flags.c_contiguous:
+            raise ValueError("out must be a C-contiguous array like x")
+        if _data_ptr(out) % 16 != 0 and _data_ptr(x) % 16 == 0:
+            raise ValueError("out must be 16-byte aligned like x")
+        return out
+
+    def layernorm(self, x, gamma, beta, eps: float = 1e-5, out=None, kind: str | None = None):
+        p = self._plan_for("layernorm", x, (gamma, beta), kind)
+        y = self._out(x, out)
+        M, N = x.shape
+        self.function(p)(p.grid, p.block, (x, gamma, beta, y, np.int32(M), np.int32(N), np.float32(eps)))
+        return y
+
+    def rmsnorm(self, x, gamma, eps: float = 1e-6, out=None, kind: str | None = None):
+        p = self._plan_for("rmsnorm", x, (gamma,), kind)
+        y = self._out(x, out)
+        M, N = x.shape
+        self.function(p)(p.grid, p.block, (x, gamma, y, np.int32(M), np.int32(N), np.float32(eps)))
+        return y
+
+    def softmax(self, x, out=None, kind: str | None = None):
+        p = self._plan_for("softmax", x, (), kind)
+        y = self._out(x, out)
+        M, N = x.shape
+        self.function(p)(p.grid, p.block, (x, y, np.int32(M), np.int32(N)))
+        return y
+
+    def run(self, op: str, x, params=(), eps: float | None = None, out=None, kind: str | None = None):
+        """Uniform entry for benchmarks: params = (gamma, beta) | (gamma,) | ()."""
+        if op == "layernorm":
+            return self.layernorm(x, *params, eps=1e-5 if eps is None else eps, out=out, kind=kind)
+        if op == "rmsnorm":
+            return self.rmsnorm(x, *params, eps=1e-6 if eps is None else eps, out=out, kind=kind)
+        return self.softmax(x, out=out, kind=kind)
+
+
+# --- host-side helpers for bf16 stored as uint16 bits (numpy) -------------------------------
+def f32_to_bf16_bits(a: np.ndarray) -> np.ndarray:
+    """Round-to-nearest-even float32 -> bf16 bits (uint16), NaN kept NaN."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    rounded = ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+    nan = np.isnan(a)
+    if nan.any():
+        rounded[nan] = ((u[nan] >> 16) | np.uint32(0x40)).astype(np.uint16)
+    return rounded
+
+
+def bf16_bits_to_f32(b: np.ndarray) -> np.ndarray:
+    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
