@@ -52,3 +52,63 @@ def write_source_notebook(path, **kw):
     nb = make_source_notebook(**kw)
     nbformat.write(nb, str(path))
     return path
+
+
+RUBRIC_YAML = """
+version: 1
+settings:
+  pass_score: 3
+  hint_penalty: [0, 0, 0, 0]
+  time_limit_s: 60
+  cell_timeout_s: 30
+  checks: []
+lessons:
+  "99_fixture":
+    title: "第 99 课：测试夹具"
+    notebook: 99_fixture.ipynb
+    items:
+      add:
+        points: 2
+        kind: test
+        grade_id: test_add
+      q1:
+        points: 2
+        kind: rubric
+        grade_id: q1
+        rubric:
+          concepts:
+            input: {label: "输入", any: ["输入", "读取", "input"]}
+            negative_var: {label: "负方差", any: ["负", "negative"]}
+            clamp: {label: "截断", any: ["fmaxf", "截断", "clamp"]}
+          full: {concepts: 3, chains: 1}
+          partial: {concepts: 2}
+          chains:
+            - [negative_var, clamp]
+          nudge: "说明负方差为什么需要截断"
+"""
+
+
+def write_fixture_lesson(tmp_path):
+    """A solutions/ dir with the fixture notebook and a rubric yaml; returns (root, rubric_path)."""
+    root = tmp_path / "root"
+    (root / "solutions").mkdir(parents=True)
+    write_source_notebook(root / "solutions" / "99_fixture.ipynb")
+    rubric = tmp_path / "grading_rubric.yaml"
+    rubric.write_text(RUBRIC_YAML, encoding="utf-8")
+    return root, rubric
+
+
+def student_variant(solution_path, out_path, *, add_body=None, answer=None, extra_cell=None):
+    """A 'student' notebook: the generated lesson with the blanks filled in."""
+    nb = nbformat.read(str(solution_path), as_version=4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid == "add_impl" and add_body is not None:
+            cell.source = f"def add(a, b):\n    {add_body}"
+        if gid == "q1" and answer is not None:
+            cell.source = answer
+    if extra_cell is not None:
+        idx = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "add_impl")
+        nb.cells.insert(idx + 1, new_code_cell(extra_cell))
+    nbformat.write(nb, str(out_path))
+    return out_path

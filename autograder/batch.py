@@ -1,0 +1,370 @@
+"""Instructor batch grading: nbgrader autograde + the rubric, in parallel worker processes.
+
+    grade_batch(source, lesson_id, out_dir, workers=2, seed=None)
+
+``source`` is a folder of submissions (``<student>.ipynb`` files or
+``<student>/<notebook>.ipynb`` folders) or an existing nbgrader course
+directory (``submitted/<student>/<assignment>/``).  Steps:
+
+1. set up / refresh the course dir: nbgrader_config.py, source/<lesson>/ from
+   solutions/, ``generate_assignment`` (fills the gradebook);
+2. per student, in a separate process with a wall-clock limit
+   (``autograder.nbgrader_ext.autograde_one``): ``nbgrader autograde`` and the
+   engine's ``grade_executed`` on the autograded notebook.  A hanging or
+   crashing notebook is recorded as failed with the reason; the batch goes on;
+3. the parent (the only writer besides nbgrader itself) stores rubric scores
+   as suggested scores + comments, then folds instructor overrides back in;
+4. ``generate_feedback`` (parallel) + a summary page per student, the CSV
+   gradebook and a printed table.
+
+Review or override afterwards with nbgrader's formgrader::
+
+    cd <out_dir>/course && nbgrader formgrader
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from . import feedback as feedback_pages
+from .generate import build_course
+from .gradebook import StudentRow, apply_overrides, print_table, record_rubric, write_csv
+from .nbgrader_ext import prepare_environment, write_course_config
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+STARTUP_SLACK_S = 30  # nbgrader + kernel start-up on top of the notebook's own time limit
+HINT_MIME = "application/vnd.autograder.hint+json"
+
+
+@dataclass
+class Submission:
+    student: str
+    notebook: Path
+    hints_file: Path | None = None
+
+
+@dataclass
+class BatchResult:
+    rows: list
+    item_ids: list
+    csv_path: Path
+    course_dir: Path
+    feedback_dir: Path
+    seconds: float = 0.0
+    statuses: dict = field(default_factory=dict)
+
+    def row(self, student: str) -> StudentRow:
+        return next(r for r in self.rows if r.student == student)
+
+
+# ----------------------------------------------------------------------------- discovery
+
+def _student_id(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "student"
+
+
+def is_course_dir(path: Path) -> bool:
+    return (path / "submitted").is_dir()
+
+
+def discover(source: Path, assignment: str, notebook: str) -> list[Submission]:
+    """Submissions in ``source`` (see module doc), sorted by student id."""
+    subs: dict[str, Submission] = {}
+    if is_course_dir(source):
+        for d in sorted((source / "submitted").iterdir()):
+            nb = d / assignment / f"{notebook}.ipynb"
+            if nb.exists():
+                subs[d.name] = Submission(d.name, nb, _hints_file(nb))
+        return list(subs.values())
+    for p in sorted(source.iterdir()):
+        if p.is_file() and p.suffix == ".ipynb":
+            subs[_student_id(p.stem)] = Submission(_student_id(p.stem), p, _hints_file(p))
+        elif p.is_dir() and not p.name.startswith("."):
+            nbs = sorted(x for x in p.glob("*.ipynb"))
+            if not nbs:
+                continue
+            nb = next((x for x in nbs if x.stem == notebook), nbs[0])
+            subs[_student_id(p.name)] = Submission(_student_id(p.name), nb, _hints_file(nb))
+    return list(subs.values())
+
+
+def _hints_file(nb: Path) -> Path | None:
+    for name in (f"{nb.stem}.json", f"{nb.name}.json"):
+        cand = nb.parent / ".hints" / name
+        if cand.exists():
+            return cand
+    return None
+
+
+def hints_from_submission(sub: Submission) -> list[str]:
+    """Hint levels the student opened: hint outputs in the saved notebook plus the
+    ``.hints/<notebook>.json`` record (the autograde run clears outputs, so this
+    is read from the submission itself)."""
+    levels: dict[str, int] = {}
+
+    def add(item, level):
+        try:
+            levels[str(item)] = max(levels.get(str(item), 0), int(level))
+        except (TypeError, ValueError):
+            pass
+
+    try:
+        nb = nbformat.read(str(sub.notebook), as_version=4)
+        for cell in nb.cells:
+            for out in cell.get("outputs", []):
+                data = out.get("data", {}).get(HINT_MIME)
+                if isinstance(data, dict):
+                    add(data.get("item"), data.get("level"))
+    except Exception:
+        pass
+    if sub.hints_file:
+        try:
+            rec = json.loads(sub.hints_file.read_text(encoding="utf-8"))
+        except Exception:
+            rec = None
+        for item, level in _hint_pairs(rec):
+            add(item, level)
+    return [f"{k}:L{v}" for k, v in sorted(levels.items())]
+
+
+def _hint_pairs(rec):
+    """(item, level) pairs from the hint record shapes the engine may write."""
+    if isinstance(rec, dict):
+        if "used" in rec or "hints" in rec:
+            yield from _hint_pairs(rec.get("used", rec.get("hints")))
+            return
+        for k, v in rec.items():
+            if isinstance(v, (int, float)):
+                yield k, v
+            elif isinstance(v, dict) and "level" in v:
+                yield k, v["level"]
+            elif isinstance(v, list) and v:
+                yield k, max(x.get("level", 0) if isinstance(x, dict) else x for x in v)
+    elif isinstance(rec, list):
+        for x in rec:
+            if isinstance(x, dict):
+                yield x.get("item"), x.get("level")
+
+
+def _engine_hints(rubric: dict | None) -> list[str]:
+    used = (rubric or {}).get("hints_used")
+    return [f"{k}:L{v}" for k, v in sorted(_hint_pairs(used))] if used else []
+
+
+# ----------------------------------------------------------------------------- workers
+
+def run_workers(jobs, workers: int, limit_s: float, desc: str, progress: bool, env: dict,
+                log_dir: Path, env_per_job: dict | None = None) -> dict:
+    """Run ``jobs`` = [(key, argv, out_json)] at most ``workers`` at a time, each in
+    its own session; kill the whole session past ``limit_s``.  ``env_per_job``
+    (key -> environment) overrides ``env``.  Returns key -> the worker's
+    JSON, or a synthesised failure."""
+    from tqdm import tqdm
+
+    pending = list(jobs)
+    running: dict = {}
+    results: dict = {}
+    bar = tqdm(total=len(pending), desc=desc, unit="nb", disable=not progress, file=sys.stderr)
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, workers):
+                key, argv, out = pending.pop(0)
+                if out.exists():
+                    out.unlink()
+                err = open(log_dir / f"{key}.{desc}.stderr", "wb")
+                job_env = (env_per_job or {}).get(key, env)
+                proc = subprocess.Popen(argv, env=job_env, stdout=subprocess.DEVNULL, stderr=err,
+                                        start_new_session=True, cwd=str(REPO_ROOT))
+                running[key] = (proc, time.monotonic(), out, err)
+            for key, (proc, t0, out, err) in list(running.items()):
+                rc = proc.poll()
+                if rc is None and time.monotonic() - t0 <= limit_s:
+                    continue
+                if rc is None:  # past the limit: the worker and its Jupyter kernel go together
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    proc.wait()
+                    results[key] = {"status": "timeout",
+                                    "reason": f"超过时间限制（{limit_s:.0f} 秒），已终止", "rubric": None}
+                else:
+                    results[key] = _read_result(out, rc, Path(err.name))
+                err.close()
+                results[key].setdefault("seconds", round(time.monotonic() - t0, 2))
+                del running[key]
+                bar.update(1)
+            time.sleep(0.05)
+    finally:
+        for proc, _, _, err in running.values():
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            err.close()
+        bar.close()
+    return results
+
+
+def _read_result(out: Path, rc: int, stderr: Path) -> dict:
+    if out.exists():
+        try:
+            return json.loads(out.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            pass
+    tail = stderr.read_text(encoding="utf-8", errors="replace")[-300:] if stderr.exists() else ""
+    return {"status": "crashed", "reason": f"评分进程异常退出（退出码 {rc}）{tail.strip()[-200:]}", "rubric": None}
+
+
+# ----------------------------------------------------------------------------- batch
+
+def _lesson_config(lesson_id: str) -> dict:
+    from . import config
+
+    return config.lesson(lesson_id)
+
+
+def _worker_argv(course, assignment, notebook, student, lesson_id, seed, cell_timeout, phase, out):
+    argv = [sys.executable, "-m", "autograder.nbgrader_ext.autograde_one", "--course", str(course),
+            "--assignment", assignment, "--notebook", notebook, "--student", student, "--lesson", lesson_id,
+            "--cell-timeout", str(cell_timeout), "--phase", phase, "--out", str(out)]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    return argv
+
+
+def _row_from(result: dict, student: str, seed, lesson_cfg: dict, sub_hints: list) -> StudentRow:
+    items_cfg = lesson_cfg.get("items", {})
+    row = StudentRow(student=student, status=result.get("status", "crashed"), reason=result.get("reason", ""),
+                     seed=seed, seconds=float(result.get("seconds", 0.0)), rubric=result.get("rubric"))
+    row.max_score = float(sum(float(it.get("points", 0)) for it in items_cfg.values()))
+    row.scores = {i: 0.0 for i in items_cfg}
+    rub = row.rubric
+    if rub:
+        for it in rub.get("items", []):
+            if it.get("id") in row.scores:
+                row.scores[it["id"]] = float(it.get("points", 0))
+        row.total = float(rub.get("score", sum(row.scores.values())))
+        row.max_score = float(rub.get("max_score", row.max_score))
+        row.vetoes = list(rub.get("vetoes", []) or [])
+        row.passed = bool(rub.get("passed")) and row.status == "graded"  # a timeout fails the run
+        if rub.get("seed") is not None:
+            row.seed = rub["seed"]
+    row.hints = _engine_hints(rub) or sub_hints
+    return row
+
+
+def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | None = None, *,
+                time_limit_s: float | None = None, cell_timeout_s: int | None = None,
+                solution=None, feedback: bool = True, progress: bool = True, show: bool = True,
+                root=None) -> BatchResult:
+    """Grade every submission in ``source`` for ``lesson_id``; results under ``out_dir``:
+    gradebook.csv, feedback/<student>/index.html (+ nbgrader's notebook HTML),
+    course/ (the nbgrader course dir, for formgrader)."""
+    started = time.monotonic()
+    root = Path(root or REPO_ROOT).resolve()
+    source, out_dir = Path(source).resolve(), Path(out_dir).resolve()
+    lesson_cfg = _lesson_config(lesson_id)
+    settings = lesson_cfg.get("settings", {})
+    time_limit_s = float(time_limit_s or settings.get("time_limit_s", 240))
+    cell_timeout_s = int(cell_timeout_s or settings.get("cell_timeout_s", 120))
+    cell_timeout_s = max(1, min(cell_timeout_s, int(time_limit_s)))
+    notebook = Path(lesson_cfg.get("notebook", f"{lesson_id}.ipynb")).stem
+    solution = Path(solution) if solution else root / "solutions" / f"{notebook}.ipynb"
+    if not solution.exists():
+        raise FileNotFoundError(f"solution notebook not found: {solution}")
+
+    course = source if is_course_dir(source) else out_dir / "course"
+    course.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    env = prepare_environment(dict(os.environ))
+    prepare_environment()
+    env.update({"AUTOGRADER_RUNNING": "1",
+                "KERNELS_CHECK": ",".join(settings.get("checks", ["memcheck", "racecheck"]))})
+
+    subs = discover(source, lesson_id, notebook)
+    if not subs:
+        raise FileNotFoundError(f"no submissions found in {source}")
+    write_course_config(course, cell_timeout_s)
+    build_course(course, solution, lesson_id, cell_timeout_s=cell_timeout_s)
+    if course != source:
+        for sub in subs:
+            dest = course / "submitted" / sub.student / lesson_id
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(sub.notebook, dest / f"{notebook}.ipynb")
+    _ensure_students(course, [s.student for s in subs])
+
+    work = out_dir / ".work"
+    work.mkdir(exist_ok=True)
+    seeds = {s.student: (seed if seed is not None else secrets.randbelow(2**31)) for s in subs}
+    jobs = []
+    for s in subs:
+        out = work / f"{s.student}.json"
+        jobs.append((s.student, _worker_argv(course, lesson_id, notebook, s.student, lesson_id, seeds[s.student],
+                                              cell_timeout_s, "autograde", out), out))
+    limit = time_limit_s + STARTUP_SLACK_S
+    # Each student's seed goes to the hidden tests through AUTOGRADER_SEED.
+    envs = {s.student: {**env, "AUTOGRADER_SEED": str(seeds[s.student])} for s in subs}
+    results = run_workers(jobs, workers, limit, "autograde", progress, env, work, envs)
+
+    db_url = f"sqlite:///{course / 'gradebook.db'}"
+    rows = []
+    for s in subs:
+        row = _row_from(results[s.student], s.student, seeds[s.student], lesson_cfg, hints_from_submission(s))
+        record_rubric(db_url, lesson_id, notebook, lesson_cfg, row)
+        apply_overrides(db_url, lesson_id, notebook, lesson_cfg, row)
+        rows.append(row)
+
+    feedback_dir = out_dir / "feedback"
+    if feedback:
+        _feedback(rows, course, lesson_id, notebook, lesson_cfg, feedback_dir, workers, progress, env, work,
+                  cell_timeout_s)
+    item_ids = list(lesson_cfg.get("items", {}))
+    csv_path = write_csv(out_dir / "gradebook.csv", rows, item_ids)
+    (out_dir / "results.json").write_text(json.dumps(
+        [{**r.__dict__} for r in rows], ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    result = BatchResult(rows, item_ids, csv_path, course, feedback_dir, round(time.monotonic() - started, 2),
+                         {r.student: r.status for r in rows})
+    if show:
+        print_table(rows, item_ids, title=f"{lesson_cfg.get('title', lesson_id)} — {len(rows)} submissions")
+        print(f"CSV: {csv_path}\nFeedback: {feedback_dir}/<student>/index.html\n"
+              f"Review / override in formgrader: cd {course} && nbgrader formgrader")
+    return result
+
+
+def _ensure_students(course: Path, students) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for s in students:
+            gb.update_or_create_student(s)
+
+
+def _feedback(rows, course, assignment, notebook, lesson_cfg, feedback_dir, workers, progress, env, work,
+              cell_timeout_s):
+    graded = [r for r in rows if (course / "autograded" / r.student / assignment / f"{notebook}.ipynb").exists()]
+    jobs = [(r.student, _worker_argv(course, assignment, notebook, r.student, assignment, None, cell_timeout_s,
+                                      "feedback", work / f"{r.student}.feedback.json"),
+             work / f"{r.student}.feedback.json") for r in graded]
+    if jobs:
+        run_workers(jobs, workers, 300, "feedback", progress, env, work)
+    for r in rows:
+        target = feedback_dir / r.student
+        target.mkdir(parents=True, exist_ok=True)
+        nb_html = course / "feedback" / r.student / assignment / f"{notebook}.html"
+        link = None
+        if nb_html.exists():
+            shutil.copyfile(nb_html, target / f"{notebook}.html")
+            link = f"{notebook}.html"
+        feedback_pages.write_page(target / "index.html", r, lesson_cfg, link)
