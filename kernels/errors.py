@@ -82,6 +82,12 @@ class ArgumentError(KernelError, TypeError):
         super().__init__(message, **kw)
 
 
+class KernelNotFoundError(KernelError, LookupError):
+    """``get_function(name)`` names no callable kernel of the module."""
+
+    kind = "not_found"
+
+
 class LaunchError(KernelError):
     """Bad launch configuration (grid/block/shared memory out of CUDA's limits)."""
 
@@ -124,6 +130,6 @@ class DeviceAssertError(KernelError):
     kind = "device_assert"
 
 
-__all__ = ["KernelError", "CompileError", "ArgumentError", "LaunchError", "DeadlockError",
+__all__ = ["KernelError", "CompileError", "ArgumentError", "KernelNotFoundError", "LaunchError", "DeadlockError",
            "ShuffleMaskError", "OutOfBoundsError", "RaceError", "KernelTimeout",
            "DeviceAssertError"]

@@ -148,6 +148,8 @@ def parse_ctype(ctype: str, name: str = "") -> Param:
     is_const = "const" in head
     base = _canonical_base([t for t in head if t not in ("&", "")])
     pretty = re.sub(r"\s+\*", "*", text)
+    # demangler spelling "float const*" -> the usual "const float*"
+    pretty = re.sub(r"^([\w:<>, ]+?) const(\*|$)", r"const \1\2", pretty)
     dtype: Optional[np.dtype] = None
     size = 0
     lanes = 1

@@ -1,0 +1,230 @@
+"""NVRTC front end: cupy parity of what compiles, diagnostics, parameter discovery."""
+import numpy as np
+import pytest
+
+from kernels import nvrtc
+from kernels.errors import CompileError
+from kernels.signature import find_kernels
+
+SIMPLE = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n'
+
+
+@pytest.mark.parametrize("header", ["cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h",
+                                    "cuda_runtime.h", "math_constants.h",
+                                    "cooperative_groups/reduce.h", "cuda/std/limits"])
+def test_cuda_headers_resolve_like_cupy(header):
+    res = nvrtc.compile_source(f"#include <{header}>\n" + SIMPLE)
+    assert "k" in res.kernels
+
+
+@pytest.mark.parametrize("header", ["cstdio", "stdio.h", "cmath", "vector"])
+def test_host_headers_are_rejected_like_cupy(header):
+    with pytest.raises(CompileError) as info:
+        nvrtc.compile_source(f"#include <{header}>\n" + SIMPLE)
+    err = info.value
+    assert err.line == 1
+    assert header in err.diagnostics[0][2]
+    assert "主机端" in err.details
+
+
+def test_minus_infinity_without_header_is_rejected():
+    src = 'extern "C" __global__ void k(float* x) {\n  x[0] = -INFINITY;\n}\n'
+    with pytest.raises(CompileError) as info:
+        nvrtc.compile_source(src)
+    err = info.value
+    assert err.line == 2
+    assert err.source_line.strip() == "x[0] = -INFINITY;"
+    assert 'identifier "INFINITY" is undefined' in err.message
+    assert "CUDART_INF_F" in err.details
+
+
+def test_math_constants_infinity_is_fine():
+    src = ('#include <math_constants.h>\n'
+           'extern "C" __global__ void k(float* x) { x[0] = -CUDART_INF_F; }\n')
+    assert nvrtc.compile_source(src).kernels["k"][0].ctype == "float*"
+
+
+def test_fp16_kernel_compiles_and_types_resolve():
+    src = ('#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n'
+           'extern "C" __global__ void k(const __half* a, __nv_bfloat16* b, half2* c, __half s) {}\n')
+    params = nvrtc.compile_source(src).kernels["k"]
+    assert [p.dtype for p in params[:2]] == [np.dtype(np.float16), params[1].dtype]
+    assert params[1].dtype.itemsize == 2
+    assert params[2].lanes == 2 and params[2].dtype == np.float16
+    assert not params[3].is_pointer and params[3].dtype == np.float16
+
+
+def test_diagnostics_map_to_user_lines_and_keep_all_errors():
+    src = ("// line 1\n"
+           'extern "C" __global__ void k(float* x) {\n'
+           "  int unused;\n"
+           "  x[0] = undefined_a;\n"
+           "  x[1] = undefined_b;\n"
+           "}\n")
+    with pytest.raises(CompileError) as info:
+        nvrtc.compile_source(src)
+    err = info.value
+    assert err.line == 4
+    assert err.source_line == "  x[0] = undefined_a;"
+    lines = [(line, sev) for line, sev, _ in err.diagnostics]
+    assert (3, "warning") in lines and (4, "error") in lines and (5, "error") in lines
+    assert "undefined_a" in err.log
+
+
+def test_warnings_are_kept_and_never_printed(capfd):
+    src = 'extern "C" __global__ void k(float* x) { int unused; x[0] = 1.0f; }\n'
+    res = nvrtc.compile_source(src)
+    out, errtext = capfd.readouterr()
+    assert out == "" and errtext == ""
+    assert res.warnings and res.warnings[0][0] == 1 and res.warnings[0][1] == "warning"
+
+
+def test_header_error_is_attributed_to_the_instantiating_line():
+    src = ("template <int B> __device__ void check() { static_assert(B < 100, \"too big\"); }\n"
+           "template <int B> __global__ void k(float* x) {\n"
+           "  check<B>();\n"
+           "}\n")
+    with pytest.raises(CompileError) as info:
+        nvrtc.compile_source(src, name_expressions=["k<256>"])
+    assert info.value.line == 1
+    assert "too big" in info.value.message
+
+
+def test_host_launch_wrapper_is_rejected_with_advice():
+    src = ("__global__ void k(float* x) { x[0] = 1.0f; }\n"
+           "void launch(float* x) { k<<<1, 1>>>(x); }\n")
+    with pytest.raises(CompileError) as info:
+        nvrtc.compile_source(src)
+    assert info.value.line == 2
+    assert "主机端函数" in info.value.details
+
+
+def test_invalid_option():
+    with pytest.raises(CompileError) as info:
+        nvrtc.compile_source(SIMPLE, ["--no-such-option"])
+    assert "no-such-option" in info.value.message
+
+
+def test_user_options_and_defaults():
+    opts = nvrtc.assemble_options(["-DN=4"])
+    assert opts[0] == "-DN=4"
+    assert nvrtc.DEFAULT_STD in opts and nvrtc.DEFAULT_ARCH in opts
+    assert any(o.startswith("-I") for o in opts)
+    opts = nvrtc.assemble_options(["-std=c++14", "--gpu-architecture=compute_80"])
+    assert nvrtc.DEFAULT_STD not in opts and nvrtc.DEFAULT_ARCH not in opts
+    # the define reaches the compiler
+    src = 'extern "C" __global__ void k(float* x) { static_assert(N == 4, "N"); }\n'
+    nvrtc.compile_source(src, ["-DN=4"])
+    with pytest.raises(CompileError):
+        nvrtc.compile_source(src, ["-DN=5"])
+
+
+def test_default_standard_is_cpp17():
+    src = ("struct P { int a; int b; };\n"
+           'extern "C" __global__ void k(float* x) {\n'
+           "  if constexpr (sizeof(float) == 4) { x[0] = 1.0f; }\n"
+           "  auto [a, b] = P{1, 2};\n"
+           "  x[1] = a + b;\n"
+           "}\n")
+    nvrtc.compile_source(src)
+    with pytest.raises(CompileError):
+        nvrtc.compile_source(src, ["-std=c++11"])
+
+
+def test_results_are_cached_by_hash():
+    a = nvrtc.compile_source(SIMPLE, ["-DCACHE_TEST=1"])
+    b = nvrtc.compile_source(SIMPLE, ["-DCACHE_TEST=1"])
+    c = nvrtc.compile_source(SIMPLE, ["-DCACHE_TEST=2"])
+    assert a is b and a is not c
+
+
+LAYERNORM_LIKE = r"""
+#include <cuda_runtime.h>
+namespace {
+template<int BLOCK_SIZE>
+__device__ __forceinline__ float warp_reduce_sum(float val) { return val; }
+
+// template kernel in an anonymous namespace, as the lessons write it
+template<int BLOCK_SIZE>
+__global__ void layernorm_kernel(
+    const float* __restrict__ input, const float* __restrict__ gamma,
+    const float* __restrict__ beta, float* __restrict__ output,
+    int M, int N, float eps) {
+  if (blockIdx.x >= M) return;
+}
+}  // namespace
+"""
+
+
+def test_name_expression_template_in_anonymous_namespace():
+    res = nvrtc.compile_source(LAYERNORM_LIKE, name_expressions=["layernorm_kernel<256>"])
+    params = res.kernels["layernorm_kernel<256>"]
+    assert [p.name for p in params] == ["input", "gamma", "beta", "output", "M", "N", "eps"]
+    assert [p.ctype for p in params] == ["const float*"] * 3 + ["float*", "int", "int", "float"]
+    assert [p.is_const for p in params[:4]] == [True, True, True, False]
+    assert params[-1].dtype == np.float32 and params[4].dtype == np.int32
+    assert res.lowered["layernorm_kernel<256>"].startswith("_Z")
+    assert res.lowered["layernorm_kernel<256>"] in res.entries
+
+
+def test_name_expressions_substitute_template_types_and_typedefs():
+    src = ("#include <cuda_fp16.h>\n"
+           "typedef unsigned int index_t;\n"
+           "namespace ops {\n"
+           "template <typename T, int N>\n"
+           "__global__ void scale(T* out, const T* in, index_t n, T factor) {}\n"
+           "}\n")
+    res = nvrtc.compile_source(src, name_expressions=["ops::scale<float, 4>",
+                                                      "ops::scale<__half, 8>",
+                                                      "ops::scale<double, 1>"])
+    f32 = res.kernels["ops::scale<float, 4>"]
+    assert [p.dtype for p in f32] == [np.float32, np.float32, np.uint32, np.float32]
+    assert [p.name for p in f32] == ["out", "in", "n", "factor"]
+    assert res.kernels["ops::scale<__half, 8>"][3].dtype == np.float16
+    assert res.kernels["ops::scale<double, 1>"][0].dtype == np.float64
+
+
+def test_bad_name_expression_is_a_compile_error():
+    with pytest.raises(CompileError) as info:
+        nvrtc.compile_source(LAYERNORM_LIKE, name_expressions=["layernorm_kernal<256>"])
+    assert "name_expressions" in info.value.diagnostics[0][2]
+
+
+def test_extern_c_kernels_get_real_types_through_typedefs_and_namespaces():
+    src = ("typedef float real;\n"
+           "using idx = long long;\n"
+           "namespace a {\n"
+           'extern "C" __global__ void __launch_bounds__(128) k1(const real* x, idx n,\n'
+           "    float4* v, unsigned char c, size_t s) {}\n"
+           "}\n"
+           "namespace {\n"
+           'extern "C" __global__ void internal(float* x) {}  // internal linkage: mangled\n'
+           "}\n"
+           'extern "C" {\n'
+           "  __global__ void k2(void) {}\n"
+           "  __device__ float helper(float v) { return v; }\n"
+           "}\n"
+           "__global__ void cpp_linkage(int* p) {}\n")
+    res = nvrtc.compile_source(src)
+    assert set(res.kernels) == {"k1", "k2"}  # C++ linkage needs a name expression, as in cupy
+    k1 = res.kernels["k1"]
+    assert [p.name for p in k1] == ["x", "n", "v", "c", "s"]
+    assert [p.dtype for p in k1] == [np.float32, np.int64, np.float32, np.uint8, np.uint64]
+    assert k1[2].lanes == 4 and k1[2].align == 16 and k1[2].size == 16
+    assert res.kernels["k2"] == []
+
+
+def test_source_scanner_ignores_comments_strings_and_helpers():
+    src = ("// __global__ void fake1(int x) {}\n"
+           "/* __global__ void fake2(int x) {} */\n"
+           'const char* s = "__global__ void fake3(int)";\n'
+           "template <typename T, int N = (3 > 2)>\n"
+           "__global__ void real1(T* out, const T in[], int n = 3) { if (n < 3) {} }\n"
+           "__device__ int helper(int v) { return v; }\n"
+           "[[maybe_unused]] __global__ void real2(unsigned, float eps) {}\n")
+    decls = {d.name: d for d in find_kernels(src)}
+    assert set(decls) == {"real1", "real2"}
+    assert decls["real1"].is_template and decls["real1"].line == 5
+    assert [n for n, _ in decls["real1"].params] == ["out", "in", "n"]
+    assert decls["real1"].params[1][1].endswith("*")
+    assert decls["real2"].params[0] == (None, "unsigned")
