@@ -178,17 +178,42 @@ def _check_pointer(kernel, p: Param, i: int, a, backend: str):
               "数组是只读的，而参数是非 const 指针（kernel 可能写入）。请传入 x.copy()。")
 
 
+# how cupy passes Python scalars (cupy/_core/_scalar.pyx)
+_PY_AS_C = {bool: "a 1-byte bool", int: "an 8-byte long long", float: "an 8-byte double",
+            complex: "a 16-byte complex<double>"}
+
+
+def _python_scalar_exact(a, want: Optional[np.dtype]):
+    """The numpy scalar cupy would pass for Python scalar ``a`` when that is exactly the
+    parameter's type (bool -> bool, int -> 64-bit int, float -> double); else None."""
+    if want is None:
+        return None
+    if type(a) is bool and want == np.bool_:
+        return np.bool_(a)
+    if type(a) is int and want == np.int64 and -2 ** 63 <= a < 2 ** 63:
+        return np.int64(a)
+    if type(a) is int and want == np.uint64 and 0 <= a < 2 ** 63:
+        return np.uint64(a)
+    if type(a) is float and want == np.float64:
+        return np.float64(a)
+    return None
+
+
 def _check_scalar(kernel, p: Param, i: int, a):
+    """Returns the argument to pass (Python scalars cupy passes exactly become numpy)."""
     if isinstance(a, np.ndarray) or _is_cupy_array(a):
         _fail(kernel, p, i, f"a scalar parameter needs a numpy scalar, got {_where(a)}",
               "这是标量参数，不能传数组。请传 numpy 标量，例如 numpy.int32(n)。")
     want = p.dtype
     if isinstance(a, (bool, int, float, complex)) and not isinstance(a, np.generic):
+        exact = _python_scalar_exact(a, want)
+        if exact is not None:
+            return exact
         ctor = f"numpy.{want.name}({a!r})" if want is not None else "a numpy scalar"
-        _fail(kernel, p, i, f"got a Python {type(a).__name__} {a!r}; cupy would pass it as an "
-                            f"8-byte {'double' if isinstance(a, float) else 'long long'}, not a "
-                            f"{p.ctype}. Wrap it: {ctor}",
-              f"传入的是 Python {type(a).__name__}，cupy 会按 8 字节传递，与 {p.ctype} 不符，"
+        as_c = _PY_AS_C[type(a)]
+        _fail(kernel, p, i, f"got a Python {type(a).__name__} {a!r}; cupy would pass it as "
+                            f"{as_c}, not a {p.ctype}. Wrap it: {ctor}",
+              f"传入的是 Python {type(a).__name__}，cupy 会按 {as_c} 传递，与 {p.ctype} 不符，"
               f"kernel 会读到错误的值。请写成 {ctor}。")
     if not isinstance(a, np.generic):
         _fail(kernel, p, i, f"expected a numpy scalar, got {_where(a)}",
@@ -197,12 +222,13 @@ def _check_scalar(kernel, p: Param, i: int, a):
         if p.size and a.nbytes != p.size:
             _fail(kernel, p, i, f"expected {p.size} bytes, got {a.nbytes}",
                   f"参数需要 {p.size} 字节，实际传入 {a.nbytes} 字节。")
-        return
+        return a
     accepted = _accepted_dtypes(p)
     if a.dtype not in accepted:
         _fail(kernel, p, i, f"expected numpy.{want.name}, got numpy.{a.dtype.name}; "
                             f"wrap it: numpy.{want.name}(value)",
               f"需要 numpy.{want.name}，实际是 numpy.{a.dtype.name}。请写成 numpy.{want.name}(...)。")
+    return a
 
 
 def check_args(kernel: str, params: Sequence[Param], args, backend: str) -> list:
@@ -222,7 +248,7 @@ def check_args(kernel: str, params: Sequence[Param], args, backend: str) -> list
         if p.is_pointer:
             _check_pointer(kernel, p, i, a, backend)
         else:
-            _check_scalar(kernel, p, i, a)
+            args[i] = _check_scalar(kernel, p, i, a)
     return args
 
 
