@@ -1,0 +1,81 @@
+"""Lesson 6 (stable softmax) end to end on the CPU emulator: the solution notebook scores
+10/10, the generated student notebook runs and scores 0 for code, and typical wrong
+fill-ins fail the case family that targets them."""
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import cases, check, config, generate
+from autograder import notebook as nbio
+
+LESSON = "06_softmax"
+SRC_ID, VAR = "softmax_src", "SOFTMAX_CU"
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTION = ROOT / "solutions" / f"{LESSON}.ipynb"
+RIGHT = "expf(x - row_max)"
+
+
+@pytest.fixture(autouse=True)
+def cpu_backend(monkeypatch):
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+
+
+def _solution_cuda() -> str:
+    cell = nbio.cells_by_grade_id(nbio.read(SOLUTION))[SRC_ID]
+    return nbio.python_string_var(nbio._fill(cell.source), VAR)
+
+
+def _families(item_id, fill, seed=1234):
+    src = _solution_cuda()
+    assert RIGHT in src
+    res = cases.run_item(config.lesson(LESSON), item_id, {SRC_ID: src.replace(RIGHT, fill)}, seed=seed)
+    return {f.family: f.passed for f in res.families}
+
+
+def test_reference_fill_passes_every_family():
+    for item in ("code_normal", "code_boundary"):
+        fams = _families(item, RIGHT)
+        assert fams and all(fams.values()), (item, fams)
+
+
+def test_naive_exp_passes_normal_inputs_but_fails_large_values():
+    assert all(_families("code_normal", "expf(x)").values())
+    fams = _families("code_boundary", "expf(x)")
+    assert fams["大正数（1e4 附近）"] is False, fams
+    assert fams["大负数（-1e4 附近）"] is False, fams
+    assert fams["K = 1"] is True, fams
+
+
+def test_reversed_subtraction_fails_normal_inputs():
+    fams = _families("code_normal", "expf(row_max - x)")
+    assert not any(fams.values()), fams
+
+
+def test_flushing_nan_to_zero_breaks_the_nan_policy():
+    # a fill that hides NaN (treats it as an excluded element) must fail the NaN-row family
+    fams = _families("code_boundary", "(x == x) ? expf(x - row_max) : 0.0f")
+    assert fams["含 NaN 的行（约定：整行 NaN，同 torch）"] is False, fams
+    assert fams["含 -inf 的行（这些位置输出 0）"] is True, fams
+
+
+@pytest.mark.slow
+def test_solution_notebook_scores_full_marks_on_cpu():
+    res = check.grade_notebook(SOLUTION, LESSON, seed=7)
+    assert res.backend == "cpu"
+    assert not res.errors, res.errors
+    assert not res.vetoes, res.vetoes
+    assert res.score == res.max_score == 10, res.items
+    assert res.passed
+
+
+@pytest.mark.slow
+def test_released_notebook_runs_and_scores_zero_for_code(tmp_path):
+    released = generate.build_course(tmp_path / "course", SOLUTION)
+    student = tmp_path / f"{LESSON}.ipynb"
+    nbformat.write(nbformat.read(released, as_version=4), student)
+    res = check.grade_notebook(student, LESSON, seed=7)
+    pts = {e["id"]: e["points"] for e in res.items}
+    assert pts["code_normal"] == 0 and pts["code_boundary"] == 0, res.items
+    assert res.score == 0 and not res.passed
+    assert not [v for v in res.vetoes if v["id"] in ("template_edit", "assert_removed", "tolerance_loosened")], res.vetoes
