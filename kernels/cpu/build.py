@@ -1,0 +1,226 @@
+"""Host-compiler builds for the CPU emulator: source rewrite, g++ invocation,
+content-addressed cache with atomic publication and a cross-process lock."""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable, List, Sequence, Tuple
+
+from ..errors import CompileError
+
+HERE = Path(__file__).resolve().parent
+INCLUDE_DIR = HERE / "include"
+RUNTIME_DIR = HERE / "runtime"
+USER_FILE = "kernel.cu"          # name user diagnostics and debug info refer to
+BUILD_FORMAT = "emu-build-3"     # bump when the generated code changes shape
+
+CXX = os.environ.get("KERNELS_CXX", "g++")
+BASE_FLAGS = ["-std=c++17", "-g", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
+              "-fno-math-errno", "-pthread"]
+NATIVE_FLAGS = ["-O2"]
+MEMCHECK_FLAGS = ["-O1", "-fno-omit-frame-pointer", "-DEMU_ASAN",
+                  "-fsanitize=address,alignment,bounds,null", "-fno-sanitize-recover=all"]
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("KERNELS_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kernels")
+    path = Path(root) / "cpu"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+_runtime_version = None
+
+
+def runtime_version() -> str:
+    """Hash of every header and runtime source plus the compiler identity."""
+    global _runtime_version
+    if _runtime_version is None:
+        h = hashlib.sha256(BUILD_FORMAT.encode())
+        for root in (INCLUDE_DIR, RUNTIME_DIR):
+            for p in sorted(root.rglob("*")):
+                if p.is_file():
+                    h.update(str(p.relative_to(HERE)).encode())
+                    h.update(p.read_bytes())
+        h.update(" ".join(BASE_FLAGS + NATIVE_FLAGS + MEMCHECK_FLAGS).encode())
+        try:
+            h.update(subprocess.run([CXX, "--version"], capture_output=True, text=True).stdout.encode())
+        except OSError:
+            pass
+        _runtime_version = h.hexdigest()[:16]
+    return _runtime_version
+
+
+# --- source rewrite (line count preserved) -------------------------------------
+
+_EXTERN_SHARED = re.compile(
+    r"extern\s+__shared__\s+((?:__align__\s*\(\s*\d+\s*\)\s*|alignas\s*\(\s*\d+\s*\)\s*)*)"
+    r"([A-Za-z_][\w:<>,\s]*?[\w>])\s*((?:__align__\s*\(\s*\d+\s*\)\s*)*)([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+_STATIC_SHARED = re.compile(r"\bstatic(\s+)__shared__\b|\b__shared__(\s+)static\b")
+
+
+def rewrite_source(code: str) -> str:
+    """CUDA-only constructs g++ cannot take, rewritten on the same lines."""
+    def extern_shared(m: re.Match) -> str:
+        ctype, name = m.group(2).strip(), m.group(4)
+        newlines = m.group(0).count("\n")
+        return (f"static {ctype}* const {name} = reinterpret_cast<{ctype}*>(::emu::dyn_smem);"
+                + "\n" * newlines)
+    code = _EXTERN_SHARED.sub(extern_shared, code)
+    code = _STATIC_SHARED.sub(lambda m: "__shared__" + (m.group(1) or m.group(2)), code)
+    return code
+
+
+def entry_stubs(callables: Sequence[str]) -> str:
+    lines = ['', '#line 1 "<emu-entries>"']
+    for i, expr in enumerate(callables):
+        lines.append(f'extern "C" int emu_entry_{i}(const emu_launch_cfg* c, void** a, emu_result* r) '
+                     f'{{ return ::emu::launch(&({expr}), c, a, r); }}')
+        lines.append(f'extern "C" int emu_arity_{i}() {{ return ::emu::arity(&({expr})); }}')
+    table = ", ".join(f"emu_entry_{i}" for i in range(len(callables)))
+    lines.append(f'extern "C" int emu_num_entries = {len(callables)};')
+    lines.append('extern "C" int (*const emu_entry_table[])(const emu_launch_cfg*, void**, emu_result*) = '
+                 f'{{ {table or "nullptr"} }};')
+    return "\n".join(lines) + "\n"
+
+
+def translation_unit(code: str, callables: Sequence[str]) -> str:
+    return f'#line 1 "{USER_FILE}"\n' + rewrite_source(code) + "\n" + entry_stubs(callables)
+
+
+def user_flags(options: Iterable[str]) -> List[str]:
+    """Pass through the NVRTC options that mean the same to g++ (macros, include dirs)."""
+    out: List[str] = []
+    opts = list(options or ())
+    i = 0
+    while i < len(opts):
+        o = str(opts[i])
+        if o in ("-D", "--define-macro", "-I", "--include-path") and i + 1 < len(opts):
+            out.append(("-D" if o in ("-D", "--define-macro") else "-I") + str(opts[i + 1]))
+            i += 2
+            continue
+        if o.startswith("--define-macro="):
+            out.append("-D" + o.split("=", 1)[1])
+        elif o.startswith("--include-path="):
+            out.append("-I" + o.split("=", 1)[1])
+        elif o.startswith("-D") or o.startswith("-I"):
+            out.append(o)
+        i += 1
+    return out
+
+
+# --- compiling -------------------------------------------------------------------
+
+_DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?P<sev>fatal error|error|warning|note):\s*(?P<msg>.*)$",
+                   re.M)
+
+
+def parse_diagnostics(log: str) -> List[Tuple[int, str, str]]:
+    out = []
+    for m in _DIAG.finditer(log):
+        if os.path.basename(m.group("file")) == USER_FILE and m.group("sev") != "note":
+            sev = "error" if "error" in m.group("sev") else "warning"
+            out.append((int(m.group("line")), sev, m.group("msg").strip()))
+    return out
+
+
+def _run_compiler(cmd: List[str], cwd: str, user_code: str) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        log = (proc.stdout + proc.stderr).strip()
+        diags = parse_diagnostics(log)
+        first = next((d for d in diags if d[1] == "error"), None)
+        lines = user_code.splitlines()
+        line = first[0] if first else None
+        src = lines[line - 1] if line and 0 < line <= len(lines) else None
+        if first is None:
+            m = re.search(r"error: (.*)", log)
+            detail = m.group(1).strip() if m else "see log"
+        else:
+            detail = first[2]
+        msg = f"the CPU emulator's host compiler rejected the kernel: {detail}"
+        raise CompileError(msg, log=log, diagnostics=diags, line=line, source_line=src)
+
+
+class _Lock:
+    """flock-based lock so concurrent processes build each artefact once."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    os.replace(tmp, final)   # atomic on one file system
+
+
+def runtime_objects(mode: str) -> List[Path]:
+    """The runtime compiled once per (runtime version, mode) and reused by every module."""
+    d = cache_dir()
+    flags = NATIVE_FLAGS if mode == "native" else MEMCHECK_FLAGS
+    objs = []
+    for src in ("runtime.cpp", "fiber_switch.S"):
+        out = d / f"rt-{runtime_version()}-{mode}-{src.split('.')[0]}.o"
+        objs.append(out)
+        if out.exists():
+            continue
+        with _Lock(d / (out.name + ".lock")):
+            if out.exists():
+                continue
+            with tempfile.TemporaryDirectory(dir=d) as tmp:
+                tmp_out = Path(tmp) / out.name
+                cmd = [CXX, *BASE_FLAGS, *flags, "-I", str(INCLUDE_DIR), "-c", str(RUNTIME_DIR / src),
+                       "-o", str(tmp_out)]
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"building the emulator runtime failed:\n{proc.stdout}{proc.stderr}")
+                _publish(tmp_out, out)
+    return objs
+
+
+def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str) -> Path:
+    """Build (or fetch from the cache) the module: a shared library (mode "native")
+    or the memcheck runner executable (mode "memcheck")."""
+    tu = translation_unit(code, callables)
+    flags = user_flags(options)
+    key = hashlib.sha256("\0".join([runtime_version(), mode, tu, *flags]).encode()).hexdigest()[:24]
+    d = cache_dir()
+    out = d / (f"mod-{key}.so" if mode == "native" else f"memcheck-{key}.bin")
+    if out.exists():
+        return out
+    objs = runtime_objects(mode)
+    with _Lock(d / (out.name + ".lock")):
+        if out.exists():
+            return out
+        with tempfile.TemporaryDirectory(dir=d) as tmp:
+            src = Path(tmp) / "module.cpp"
+            src.write_text(tu)
+            tmp_out = Path(tmp) / out.name
+            if mode == "native":
+                cmd = [CXX, *BASE_FLAGS, *NATIVE_FLAGS, "-shared", *flags, "-I", str(INCLUDE_DIR),
+                       "-include", str(INCLUDE_DIR / "emu.h"), str(src), *map(str, objs), "-o", str(tmp_out)]
+            else:
+                cmd = [CXX, *BASE_FLAGS, *MEMCHECK_FLAGS, *flags, "-I", str(INCLUDE_DIR),
+                       "-include", str(INCLUDE_DIR / "emu.h"), str(src), str(RUNTIME_DIR / "memcheck_main.cpp"),
+                       *map(str, objs), "-o", str(tmp_out)]
+            _run_compiler(cmd, tmp, code)
+            _publish(tmp_out, out)
+    return out
+
+
+def clear_cache() -> None:
+    shutil.rmtree(cache_dir(), ignore_errors=True)

@@ -1,0 +1,21 @@
+// CUDA cuda_bf16.h subset for the CPU emulator.
+#pragma once
+#include "emu_half.h"
+EMU_F16_TYPE(__nv_bfloat16, float_to_bf16_bits, bf16_bits_to_float)
+EMU_F16X2_TYPE(__nv_bfloat162, __nv_bfloat16)
+typedef __nv_bfloat16 nv_bfloat16;
+typedef __nv_bfloat162 nv_bfloat162;
+static_assert(sizeof(__nv_bfloat16) == 2 && sizeof(__nv_bfloat162) == 4, "bf16 layout");
+__forceinline__ __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+__forceinline__ __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+__forceinline__ __nv_bfloat16 __double2bfloat16(double d) { return __nv_bfloat16((float)d); }
+__forceinline__ float __bfloat162float(__nv_bfloat16 h) { return float(h); }
+__forceinline__ __nv_bfloat16 __ushort_as_bfloat16(unsigned short b) { return __nv_bfloat16::from_bits(b); }
+__forceinline__ unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.__x; }
+__forceinline__ __nv_bfloat162 __float2bfloat162_rn(float f) { return __nv_bfloat162(__nv_bfloat16(f), __nv_bfloat16(f)); }
+__forceinline__ __nv_bfloat162 __floats2bfloat162_rn(float a, float b) { return __nv_bfloat162(__nv_bfloat16(a), __nv_bfloat16(b)); }
+__forceinline__ float2 __bfloat1622float2(__nv_bfloat162 v) { return make_float2(float(v.x), float(v.y)); }
+__forceinline__ __nv_bfloat162 __float22bfloat162_rn(float2 v) { return __nv_bfloat162(__nv_bfloat16(v.x), __nv_bfloat16(v.y)); }
+__forceinline__ float __low2float(__nv_bfloat162 v) { return float(v.x); }
+__forceinline__ float __high2float(__nv_bfloat162 v) { return float(v.y); }
+__forceinline__ __nv_bfloat162 __bfloat162bfloat162(__nv_bfloat16 h) { return __nv_bfloat162(h, h); }

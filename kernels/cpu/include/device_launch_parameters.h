@@ -1,0 +1,2 @@
+// CUDA emulator: everything lives in the emu.h prelude.
+#pragma once

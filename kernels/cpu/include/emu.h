@@ -1,0 +1,303 @@
+// Prelude of every kernel compiled by the CPU emulator (g++ -include emu.h).
+// Gives device code the CUDA names it uses (NVRTC-compatible subset) with
+// CUDA semantics; warp/barrier primitives call the fiber runtime.
+#pragma once
+#define __CUDACC__ 1
+#define __CUDACC_RTC__ 1
+#define __CUDA_ARCH__ 800
+#define __CUDA_EMU__ 1
+#define __NVCC__ 1
+
+#include <cmath>
+#include <cstdint>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <climits>
+#include <cfloat>
+#include <type_traits>
+#include <utility>
+#include <tuple>
+#include <limits>
+
+#include "emu_rt.h"
+
+// ---- qualifiers -----------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __noinline__ __attribute__((noinline))
+#define __forceinline__ inline __attribute__((always_inline))
+#define __inline_hint__ inline
+#define __launch_bounds__(...)
+#define __maxnreg__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __constant__
+#define __managed__
+// Blocks run one after another, so block-shared variables can be static storage.
+#define __shared__ static
+#define __grid_constant__
+#ifndef __restrict__
+#define __restrict__ __restrict
+#endif
+
+// ---- built-in variables ---------------------------------------------------
+// ---- vector types (CUDA sizes and alignments) ------------------------------
+#define EMU_VEC1(T, N, A) struct __attribute__((aligned(A))) N##1 { T x; }; \
+    __forceinline__ N##1 make_##N##1(T x) { return N##1{x}; }
+#define EMU_VEC2(T, N, A) struct __attribute__((aligned(A))) N##2 { T x, y; }; \
+    __forceinline__ N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
+#define EMU_VEC3(T, N) struct N##3 { T x, y, z; }; \
+    __forceinline__ N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }
+#define EMU_VEC4(T, N, A) struct __attribute__((aligned(A))) N##4 { T x, y, z, w; }; \
+    __forceinline__ N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+#define EMU_VECS(T, N, A1, A2, A4) EMU_VEC1(T, N, A1) EMU_VEC2(T, N, A2) EMU_VEC3(T, N) EMU_VEC4(T, N, A4)
+EMU_VECS(signed char, char, 1, 2, 4)
+EMU_VECS(unsigned char, uchar, 1, 2, 4)
+EMU_VECS(short, short, 2, 4, 8)
+EMU_VECS(unsigned short, ushort, 2, 4, 8)
+EMU_VECS(int, int, 4, 8, 16)
+EMU_VECS(unsigned int, uint, 4, 8, 16)
+EMU_VECS(long long, longlong, 8, 16, 16)
+EMU_VECS(unsigned long long, ulonglong, 8, 16, 16)
+EMU_VECS(float, float, 4, 8, 16)
+EMU_VECS(double, double, 8, 16, 16)
+#undef EMU_VECS
+static_assert(sizeof(float4) == 16 && alignof(float4) == 16, "float4 layout");
+static_assert(sizeof(float3) == 12 && alignof(float3) == 4, "float3 layout");
+
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+#define threadIdx (reinterpret_cast<const uint3&>(::emu::g_cur->idx))
+#define blockIdx (reinterpret_cast<const uint3&>(::emu::g_blockIdx))
+#define blockDim (reinterpret_cast<const dim3&>(::emu::g_blockDim))
+#define gridDim (reinterpret_cast<const dim3&>(::emu::g_gridDim))
+constexpr int warpSize = 32;
+
+namespace emu { extern unsigned char dyn_smem[] __attribute__((visibility("hidden"))); }
+
+typedef struct CUstream_st* cudaStream_t;
+typedef int cudaError_t;
+
+// ---- integer / float intrinsics -------------------------------------------
+template <class To, class From> __forceinline__ To emu_bit_cast(const From& f) {
+    static_assert(sizeof(To) == sizeof(From), "bit cast size");
+    To t; std::memcpy(&t, &f, sizeof t); return t;
+}
+__forceinline__ int __float_as_int(float x) { return emu_bit_cast<int>(x); }
+__forceinline__ unsigned __float_as_uint(float x) { return emu_bit_cast<unsigned>(x); }
+__forceinline__ float __int_as_float(int x) { return emu_bit_cast<float>(x); }
+__forceinline__ float __uint_as_float(unsigned x) { return emu_bit_cast<float>(x); }
+__forceinline__ long long __double_as_longlong(double x) { return emu_bit_cast<long long>(x); }
+__forceinline__ double __longlong_as_double(long long x) { return emu_bit_cast<double>(x); }
+__forceinline__ int __popc(unsigned x) { return __builtin_popcount(x); }
+__forceinline__ int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+__forceinline__ int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+__forceinline__ int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+__forceinline__ int __ffs(int x) { return __builtin_ffs(x); }
+__forceinline__ int __ffsll(long long x) { return __builtin_ffsll(x); }
+__forceinline__ unsigned __brev(unsigned x) {
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+    return __builtin_bswap32(x);
+}
+__forceinline__ int __mul24(int a, int b) { return (int)(((long long)(a << 8 >> 8)) * (b << 8 >> 8)); }
+__forceinline__ unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+__forceinline__ int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+__forceinline__ unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+__forceinline__ unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+    unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)((v << (s & 31)) >> 32);
+}
+__forceinline__ unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+    unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)(v >> (s & 31));
+}
+
+// ---- math -------------------------------------------------------------------
+// Fast intrinsics use the accurate libm functions (documented precision gap).
+__forceinline__ float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+__forceinline__ double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+__forceinline__ float rcbrtf(float x) { return 1.0f / std::cbrt(x); }
+__forceinline__ float __expf(float x) { return std::exp(x); }
+__forceinline__ float __exp10f(float x) { return std::pow(10.0f, x); }
+__forceinline__ float __logf(float x) { return std::log(x); }
+__forceinline__ float __log2f(float x) { return std::log2(x); }
+__forceinline__ float __log10f(float x) { return std::log10(x); }
+__forceinline__ float __powf(float a, float b) { return std::pow(a, b); }
+__forceinline__ float __sinf(float x) { return std::sin(x); }
+__forceinline__ float __cosf(float x) { return std::cos(x); }
+__forceinline__ float __tanf(float x) { return std::tan(x); }
+__forceinline__ void __sincosf(float x, float* s, float* c) { *s = std::sin(x); *c = std::cos(x); }
+__forceinline__ float __fdividef(float a, float b) { return a / b; }
+__forceinline__ float __fdiv_rn(float a, float b) { return a / b; }
+__forceinline__ float __fadd_rn(float a, float b) { return a + b; }
+__forceinline__ float __fsub_rn(float a, float b) { return a - b; }
+__forceinline__ float __fmul_rn(float a, float b) { return a * b; }
+__forceinline__ float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+__forceinline__ double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
+__forceinline__ double __dadd_rn(double a, double b) { return a + b; }
+__forceinline__ double __dmul_rn(double a, double b) { return a * b; }
+__forceinline__ float __frcp_rn(float x) { return 1.0f / x; }
+__forceinline__ double __drcp_rn(double x) { return 1.0 / x; }
+__forceinline__ float __fsqrt_rn(float x) { return std::sqrt(x); }
+__forceinline__ float __frsqrt_rn(float x) { return 1.0f / std::sqrt(x); }
+__forceinline__ float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }  // NaN -> 0
+__forceinline__ float exp10f(float x) { return std::pow(10.0f, x); }
+__forceinline__ float normcdff(float x) { return 0.5f * std::erfc(-x * 0.70710678118654752f); }
+__forceinline__ double normcdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752); }
+__forceinline__ int __float2int_rn(float x) { return (int)std::nearbyint(x); }
+__forceinline__ int __float2int_rz(float x) { return (int)x; }
+__forceinline__ int __float2int_rd(float x) { return (int)std::floor(x); }
+__forceinline__ int __float2int_ru(float x) { return (int)std::ceil(x); }
+__forceinline__ unsigned __float2uint_rn(float x) { return (unsigned)std::nearbyint(x); }
+__forceinline__ long long __float2ll_rn(float x) { return (long long)std::nearbyint(x); }
+__forceinline__ float __int2float_rn(int x) { return (float)x; }
+__forceinline__ float __uint2float_rn(unsigned x) { return (float)x; }
+__forceinline__ double __int2double_rn(int x) { return (double)x; }
+__forceinline__ float __double2float_rn(double x) { return (float)x; }
+__forceinline__ int __double2int_rn(double x) { return (int)std::nearbyint(x); }
+using std::isnan;
+using std::isinf;
+using std::isfinite;
+using std::signbit;
+
+// CUDA's global min/max overloads.
+#define EMU_MINMAX(T) \
+    __forceinline__ T min(T a, T b) { return a < b ? a : b; } \
+    __forceinline__ T max(T a, T b) { return a > b ? a : b; }
+EMU_MINMAX(int) EMU_MINMAX(unsigned int) EMU_MINMAX(long) EMU_MINMAX(unsigned long)
+EMU_MINMAX(long long) EMU_MINMAX(unsigned long long) EMU_MINMAX(short) EMU_MINMAX(unsigned short)
+#undef EMU_MINMAX
+__forceinline__ float min(float a, float b) { return std::fmin(a, b); }
+__forceinline__ float max(float a, float b) { return std::fmax(a, b); }
+__forceinline__ double min(double a, double b) { return std::fmin(a, b); }
+__forceinline__ double max(double a, double b) { return std::fmax(a, b); }
+__forceinline__ float min(float a, double b) { return (float)std::fmin((double)a, b); }
+__forceinline__ double max(double a, float b) { return std::fmax(a, (double)b); }
+__forceinline__ float max(float a, double b) { return (float)std::fmax((double)a, b); }
+__forceinline__ unsigned min(int a, unsigned b) { return min((unsigned)a, b); }
+__forceinline__ unsigned min(unsigned a, int b) { return min(a, (unsigned)b); }
+__forceinline__ unsigned max(int a, unsigned b) { return max((unsigned)a, b); }
+__forceinline__ unsigned max(unsigned a, int b) { return max(a, (unsigned)b); }
+
+// ---- memory access hints (plain accesses: one address space) --------------
+template <class T> __forceinline__ T __ldg(const T* p) { return *p; }
+template <class T> __forceinline__ T __ldcg(const T* p) { return *p; }
+template <class T> __forceinline__ T __ldca(const T* p) { return *p; }
+template <class T> __forceinline__ T __ldcs(const T* p) { return *p; }
+template <class T> __forceinline__ T __ldlu(const T* p) { return *p; }
+template <class T> __forceinline__ T __ldcv(const T* p) { return *p; }
+template <class T> __forceinline__ void __stcs(T* p, T v) { *p = v; }
+template <class T> __forceinline__ void __stcg(T* p, T v) { *p = v; }
+template <class T> __forceinline__ void __stwb(T* p, T v) { *p = v; }
+template <class T> __forceinline__ void __stwt(T* p, T v) { *p = v; }
+
+// ---- atomics (fibers never switch inside a plain read-modify-write) --------
+#define EMU_ATOMIC_INT(T) \
+    __forceinline__ T atomicAdd(T* p, T v) { T o = *p; *p = o + v; return o; } \
+    __forceinline__ T atomicSub(T* p, T v) { T o = *p; *p = o - v; return o; } \
+    __forceinline__ T atomicExch(T* p, T v) { T o = *p; *p = v; return o; } \
+    __forceinline__ T atomicMin(T* p, T v) { T o = *p; *p = v < o ? v : o; return o; } \
+    __forceinline__ T atomicMax(T* p, T v) { T o = *p; *p = v > o ? v : o; return o; } \
+    __forceinline__ T atomicAnd(T* p, T v) { T o = *p; *p = o & v; return o; } \
+    __forceinline__ T atomicOr(T* p, T v) { T o = *p; *p = o | v; return o; } \
+    __forceinline__ T atomicXor(T* p, T v) { T o = *p; *p = o ^ v; return o; } \
+    __forceinline__ T atomicCAS(T* p, T cmp, T v) { T o = *p; if (o == cmp) *p = v; return o; }
+EMU_ATOMIC_INT(int)
+EMU_ATOMIC_INT(unsigned int)
+EMU_ATOMIC_INT(unsigned long long)
+EMU_ATOMIC_INT(long long)
+#undef EMU_ATOMIC_INT
+__forceinline__ float atomicAdd(float* p, float v) { ::emu::g_float_atomics = 1; float o = *p; *p = o + v; return o; }
+__forceinline__ double atomicAdd(double* p, double v) { ::emu::g_float_atomics = 1; double o = *p; *p = o + v; return o; }
+__forceinline__ float atomicExch(float* p, float v) { float o = *p; *p = v; return o; }
+__forceinline__ unsigned atomicInc(unsigned* p, unsigned v) { unsigned o = *p; *p = (o >= v) ? 0 : o + 1; return o; }
+__forceinline__ unsigned atomicDec(unsigned* p, unsigned v) { unsigned o = *p; *p = (o == 0 || o > v) ? v : o - 1; return o; }
+#define EMU_ATOMIC_SCOPED(name) \
+    template <class... A> __forceinline__ auto name##_block(A... a) { return name(a...); } \
+    template <class... A> __forceinline__ auto name##_system(A... a) { return name(a...); }
+EMU_ATOMIC_SCOPED(atomicAdd) EMU_ATOMIC_SCOPED(atomicSub) EMU_ATOMIC_SCOPED(atomicExch)
+EMU_ATOMIC_SCOPED(atomicMin) EMU_ATOMIC_SCOPED(atomicMax) EMU_ATOMIC_SCOPED(atomicCAS)
+#undef EMU_ATOMIC_SCOPED
+
+__forceinline__ void __threadfence() {}
+__forceinline__ void __threadfence_block() {}
+__forceinline__ void __threadfence_system() {}
+__forceinline__ unsigned long long emu_clock() {
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#else
+    unsigned long long v; asm volatile("mrs %0, cntvct_el0" : "=r"(v)); return v;
+#endif
+}
+__forceinline__ long long clock64() { return (long long)emu_clock(); }
+__forceinline__ void __nanosleep(unsigned) {}
+
+// ---- barriers ---------------------------------------------------------------
+__forceinline__ void __syncthreads(int line = __builtin_LINE()) { ::emu::barrier(::emu::BAR_SYNC, 1, line); }
+__forceinline__ int __syncthreads_count(int p, int line = __builtin_LINE()) { return ::emu::barrier(::emu::BAR_COUNT, p, line); }
+__forceinline__ int __syncthreads_and(int p, int line = __builtin_LINE()) { return ::emu::barrier(::emu::BAR_AND, p, line); }
+__forceinline__ int __syncthreads_or(int p, int line = __builtin_LINE()) { return ::emu::barrier(::emu::BAR_OR, p, line); }
+
+// ---- warp operations --------------------------------------------------------
+namespace emu {
+template <class T> __forceinline__ unsigned long long to_bits(const T& v) {
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "warp shuffle of a type wider than 8 bytes");
+    unsigned long long b = 0; std::memcpy(&b, &v, sizeof v); return b;
+}
+template <class T> __forceinline__ T from_bits(unsigned long long b) { T v; std::memcpy(&v, &b, sizeof v); return v; }
+}  // namespace emu
+__forceinline__ void __syncwarp(unsigned mask = 0xffffffffu, int line = __builtin_LINE()) {
+    ::emu::warp_op(::emu::OP_SYNC, mask, 0, 0, 32, line);
+}
+template <class T> __forceinline__ T __shfl_sync(unsigned mask, T v, int src, int width = warpSize, int line = __builtin_LINE()) {
+    return ::emu::from_bits<T>(::emu::warp_op(::emu::OP_SHFL_IDX, mask, ::emu::to_bits(v), src, width, line));
+}
+template <class T> __forceinline__ T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize, int line = __builtin_LINE()) {
+    return ::emu::from_bits<T>(::emu::warp_op(::emu::OP_SHFL_UP, mask, ::emu::to_bits(v), (int)delta, width, line));
+}
+template <class T> __forceinline__ T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize, int line = __builtin_LINE()) {
+    return ::emu::from_bits<T>(::emu::warp_op(::emu::OP_SHFL_DOWN, mask, ::emu::to_bits(v), (int)delta, width, line));
+}
+template <class T> __forceinline__ T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize, int line = __builtin_LINE()) {
+    return ::emu::from_bits<T>(::emu::warp_op(::emu::OP_SHFL_XOR, mask, ::emu::to_bits(v), lane_mask, width, line));
+}
+__forceinline__ unsigned __ballot_sync(unsigned mask, int p, int line = __builtin_LINE()) {
+    return (unsigned)::emu::warp_op(::emu::OP_BALLOT, mask, p != 0, 0, 32, line);
+}
+__forceinline__ int __any_sync(unsigned mask, int p, int line = __builtin_LINE()) {
+    return (int)::emu::warp_op(::emu::OP_ANY, mask, p != 0, 0, 32, line);
+}
+__forceinline__ int __all_sync(unsigned mask, int p, int line = __builtin_LINE()) {
+    return (int)::emu::warp_op(::emu::OP_ALL, mask, p != 0, 0, 32, line);
+}
+__forceinline__ unsigned __activemask() { return ::emu::activemask(); }
+__forceinline__ unsigned __lanemask_lt() { return (1u << (::emu::g_cur->lane)) - 1u; }
+
+// ---- assert / trap / printf -----------------------------------------------
+#include "emu_assert.h"
+[[noreturn]] __forceinline__ void __trap(int line = __builtin_LINE()) { ::emu::device_trap(line); }
+[[noreturn]] __forceinline__ void __brkpt(int line = __builtin_LINE()) { ::emu::device_trap(line); }
+#define printf(...) ::emu::device_printf(__VA_ARGS__)
+
+// ---- launch glue used by the generated entry stubs ---------------------------
+namespace emu {
+template <class... P, std::size_t... I>
+int launch_impl(void (*fn)(P...), const emu_launch_cfg* cfg, void** args, emu_result* res, std::index_sequence<I...>) {
+    // Kernel parameters are copied once per launch from CUDA-style kernelParams;
+    // each thread then receives its own copies through the by-value call.
+    struct Ctx { void (*fn)(P...); std::tuple<std::decay_t<P>...> a; };
+    Ctx ctx{fn, std::tuple<std::decay_t<P>...>(*static_cast<std::decay_t<P>*>(args[I])...)};
+    return emu_run_grid(cfg, res, [](void* c) { Ctx* x = static_cast<Ctx*>(c); std::apply(x->fn, x->a); }, &ctx);
+}
+template <class... P>
+int launch(void (*fn)(P...), const emu_launch_cfg* cfg, void** args, emu_result* res) {
+    return launch_impl(fn, cfg, args, res, std::index_sequence_for<P...>{});
+}
+template <class... P> constexpr int arity(void (*)(P...)) { return (int)sizeof...(P); }
+}  // namespace emu

@@ -1,0 +1,99 @@
+// ABI between generated kernel code, the C++ runtime (runtime/runtime.cpp) and
+// Python (kernels/cpu/module.py mirrors these structs with ctypes).
+#pragma once
+#include <cstdint>
+#include <cstddef>
+
+extern "C" {
+
+struct emu_launch_cfg {
+    unsigned grid[3];
+    unsigned block[3];
+    unsigned long long shared_mem;   // dynamic shared memory bytes
+    double timeout_s;
+    int policy;                      // EMU_POLICY_* bit set (racecheck schedules)
+    int reserved;
+};
+
+enum {
+    EMU_POLICY_REVERSE = 1,   // run threads in reverse linear order
+    EMU_POLICY_GREEDY = 2,    // keep running one warp until it blocks; re-pick after barriers
+};
+
+enum {
+    EMU_OK = 0,
+    EMU_DEADLOCK = 1,
+    EMU_SHUFFLE_MASK = 2,
+    EMU_TIMEOUT = 3,
+    EMU_FAULT = 4,            // SIGSEGV / SIGBUS in kernel code
+    EMU_ASSERT = 5,
+    EMU_LAUNCH = 6,
+    EMU_ARITH = 7,            // SIGFPE (integer division by zero)
+    EMU_TRAP = 8,
+};
+
+struct emu_result {
+    int code;
+    int line;                 // user source line (0 = unknown; Python then uses pc)
+    unsigned block[3];
+    unsigned thread[3];
+    unsigned long long addr;  // faulting address (EMU_FAULT)
+    unsigned long long pc;    // program counter at the fault / timeout
+    int signo;
+    int float_atomics;        // kernel used float/double atomics (racecheck tolerance)
+    char message[1024];
+    char* printf_buf;         // device printf output of the launch
+    unsigned long long printf_len;
+};
+
+typedef void (*emu_body_fn)(void* ctx);
+
+// Runs a whole grid: every thread of every block calls body(ctx).
+int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body_fn body, void* ctx);
+}
+
+namespace emu {
+
+struct uint3_ { unsigned x, y, z; };
+
+struct Thread {
+    void* sp;
+    uint3_ idx;
+    int linear;
+    int lane;
+    int warp;
+    int state;
+    int line;                 // where it waits (barrier / warp op)
+    int op;
+    unsigned mask;
+    int src;
+    int pred;
+    unsigned long long val;
+    unsigned long long result;
+};
+
+extern Thread* g_cur __attribute__((visibility("hidden")));
+extern uint3_ g_blockIdx __attribute__((visibility("hidden")));
+extern uint3_ g_blockDim __attribute__((visibility("hidden")));
+extern uint3_ g_gridDim __attribute__((visibility("hidden")));
+extern int g_float_atomics __attribute__((visibility("hidden")));
+extern unsigned long long g_dyn_smem_bytes __attribute__((visibility("hidden")));
+
+enum WarpOp { OP_SYNC = 0, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR,
+              OP_BALLOT, OP_ANY, OP_ALL };
+enum BarrierOp { BAR_SYNC = 0, BAR_COUNT, BAR_AND, BAR_OR };
+
+__attribute__((visibility("hidden")))
+unsigned long long warp_op(int op, unsigned mask, unsigned long long val, int arg, int width, int line);
+__attribute__((visibility("hidden")))
+int barrier(int op, int pred, int line);
+__attribute__((visibility("hidden"))) [[noreturn]]
+void device_assert_fail(const char* expr, int line);
+__attribute__((visibility("hidden"))) [[noreturn]]
+void device_trap(int line);
+__attribute__((visibility("hidden")))
+int device_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+__attribute__((visibility("hidden")))
+unsigned activemask();
+
+}  // namespace emu

@@ -1,0 +1,305 @@
+"""CpuModule / CpuFunction: the CPU emulator backend behind kernels.RawModule."""
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .. import _config
+from .. import errors
+from . import build as _build
+from .diagnostics import addr2line, load_base, parse_sanitizer_report
+
+# Launches are serialised: the runtime keeps one launch state per process.
+_LAUNCH_LOCK = threading.RLock()
+
+EMU_POLICY_REVERSE = 1
+EMU_POLICY_GREEDY = 2
+# Alternative schedules racecheck compares against the default round-robin order.
+RACE_POLICIES = (EMU_POLICY_REVERSE | EMU_POLICY_GREEDY, EMU_POLICY_GREEDY)
+
+(EMU_OK, EMU_DEADLOCK, EMU_SHUFFLE_MASK, EMU_TIMEOUT, EMU_FAULT, EMU_ASSERT, EMU_LAUNCH, EMU_ARITH,
+ EMU_TRAP) = range(9)
+
+
+class LaunchCfg(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared_mem", ctypes.c_ulonglong),
+                ("timeout_s", ctypes.c_double), ("policy", ctypes.c_int), ("reserved", ctypes.c_int)]
+
+
+class LaunchResult(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("line", ctypes.c_int), ("block", ctypes.c_uint * 3),
+                ("thread", ctypes.c_uint * 3), ("addr", ctypes.c_ulonglong), ("pc", ctypes.c_ulonglong),
+                ("signo", ctypes.c_int), ("float_atomics", ctypes.c_int), ("message", ctypes.c_char * 1024),
+                ("printf_buf", ctypes.c_void_p), ("printf_len", ctypes.c_ulonglong)]
+
+
+_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(LaunchCfg), ctypes.c_void_p, ctypes.POINTER(LaunchResult))
+
+
+def _dim3(v) -> tuple:
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    v = tuple(int(x) for x in v)
+    if not 1 <= len(v) <= 3:
+        raise errors.LaunchError(f"grid/block must have 1 to 3 dimensions, got {v}")
+    return v + (1,) * (3 - len(v))
+
+
+class CpuModule:
+    """Device code compiled for the CPU emulator.
+
+    ``kernels`` maps each callable (kernel name or name expression such as
+    ``"layernorm_kernel<256>"``) to its parameter list (kernels.signature.Param);
+    when omitted, ``name_expressions`` are the callables and parameters are
+    taken from the launch arguments.
+    """
+
+    def __init__(self, code: str, options: Sequence[str] = (), name_expressions: Sequence[str] = (),
+                 kernels: Optional[Dict[str, list]] = None):
+        self.code = code
+        self.options = tuple(options or ())
+        self.kernels = dict(kernels) if kernels else {n: None for n in (name_expressions or ())}
+        self._lib = None
+        self._lib_path: Optional[Path] = None
+        self._runner: Optional[Path] = None
+        self._lock = threading.Lock()
+
+    # callables are sorted so the entry numbering (and the cache key) is stable
+    def _callables(self) -> List[str]:
+        return sorted(self.kernels)
+
+    def _load(self):
+        with self._lock:
+            if self._lib is None:
+                self._lib_path = _build.build(self.code, self.options, self._callables(), "native")
+                self._lib = ctypes.CDLL(str(self._lib_path))
+            return self._lib
+
+    def compile(self) -> "CpuModule":
+        """Build now (otherwise the first get_function/launch builds)."""
+        self._load()
+        return self
+
+    def runner(self) -> Path:
+        with self._lock:
+            if self._runner is None:
+                self._runner = _build.build(self.code, self.options, self._callables(), "memcheck")
+            return self._runner
+
+    def get_function(self, name: str) -> "CpuFunction":
+        if name not in self.kernels:
+            with self._lock:   # a plain kernel name not announced up front: rebuild with it
+                self.kernels[name] = None
+                self._lib = None
+                self._runner = None
+        lib = self._load()
+        index = self._callables().index(name)
+        return CpuFunction(self, name, index, self.kernels.get(name), lib)
+
+
+class CpuFunction:
+    def __init__(self, module: CpuModule, name: str, index: int, params: Optional[list], lib):
+        self.module = module
+        self.name = name
+        self.index = index
+        self.params = params
+        self._entry = ctypes.cast(getattr(lib, f"emu_entry_{index}"), _ENTRY)
+        self.arity = int(getattr(lib, f"emu_arity_{index}")())
+
+    def __call__(self, grid, block, args, shared_mem: int = 0, **kw):
+        self.launch(_dim3(grid), _dim3(block), list(args), shared_mem=kw.get("shared_mem", shared_mem))
+
+    # --- public entry ----------------------------------------------------------
+    def launch(self, grid: tuple, block: tuple, args: list, shared_mem: int = 0) -> None:
+        grid, block = _dim3(grid), _dim3(block)
+        args = list(args)
+        if len(args) != self.arity:
+            raise errors.ArgumentError(f"kernel {self.name} takes {self.arity} arguments, {len(args)} given",
+                                       kernel=self.name)
+        checks = _config.active_checks()
+        cfg = LaunchCfg((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block), int(shared_mem or 0),
+                        float(_config.timeout_s()), 0, 0)
+        arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        # racecheck runs again on copies taken before the kernel touches anything
+        race_inputs = ([[a.copy() if isinstance(a, np.ndarray) else a for a in args] for _ in RACE_POLICIES]
+                       if "racecheck" in checks else None)
+        with _LAUNCH_LOCK:
+            if "memcheck" in checks:
+                res, printed = self._launch_memcheck(cfg, args)
+            else:
+                res, printed = self._launch_native(cfg, args)
+        _emit_printf(printed)
+        if res.code != EMU_OK:
+            raise self._error(res, self.module._lib_path)
+        if race_inputs is not None:
+            self._racecheck(cfg, args, race_inputs, arrays, bool(res.float_atomics))
+
+    # --- native (in-process) launch ----------------------------------------------
+    def _launch_native(self, cfg: LaunchCfg, args: list):
+        slots = (ctypes.c_void_p * max(1, len(args)))()
+        keep = []
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                if not a.flags.c_contiguous:
+                    raise errors.ArgumentError(f"argument {i} must be C-contiguous", kernel=self.name, index=i)
+                holder = ctypes.c_void_p(a.ctypes.data)
+            else:
+                value = np.asarray(a)
+                if value.dtype == object or value.ndim != 0:
+                    raise errors.ArgumentError(f"argument {i}: expected a numpy scalar or array, got {type(a).__name__}",
+                                               kernel=self.name, index=i)
+                holder = ctypes.create_string_buffer(value.tobytes(), max(8, value.nbytes))
+            keep.append(holder)
+            slots[i] = ctypes.addressof(holder)
+        res = LaunchResult()
+        self._entry(ctypes.byref(cfg), ctypes.cast(slots, ctypes.c_void_p), ctypes.byref(res))
+        printed = ctypes.string_at(res.printf_buf, res.printf_len) if res.printf_len else b""
+        return res, printed
+
+    # --- memcheck: ASan/UBSan runner subprocess -----------------------------------
+    def _launch_memcheck(self, cfg: LaunchCfg, args: list):
+        runner = self.module.runner()
+        with tempfile.TemporaryDirectory(prefix="kernels-memcheck-") as tmp:
+            job, out = Path(tmp) / "job.bin", Path(tmp) / "out.bin"
+            with open(job, "wb") as f:
+                f.write(b"EMUJOB1\0")
+                f.write(np.int32(self.index).tobytes())
+                f.write(bytes(cfg))
+                f.write(np.int32(len(args)).tobytes())
+                for a in args:
+                    data = a.tobytes() if isinstance(a, np.ndarray) else np.asarray(a).tobytes()
+                    f.write(np.int32(1 if isinstance(a, np.ndarray) else 0).tobytes())
+                    f.write(np.uint64(len(data)).tobytes())
+                    f.write(data)
+            env = dict(os.environ)
+            env["ASAN_OPTIONS"] = ("detect_leaks=0:halt_on_error=1:abort_on_error=0:symbolize=1:"
+                                   "detect_stack_use_after_return=0:allow_user_segv_handler=0:"
+                                   "print_summary=1:color=never")
+            env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1:color=never"
+            try:
+                proc = subprocess.run([str(runner), str(job), str(out)], capture_output=True, text=True,
+                                      env=env, timeout=float(cfg.timeout_s) + 60)
+            except subprocess.TimeoutExpired:
+                raise errors.KernelTimeout(f"kernel did not finish within {cfg.timeout_s:g} s (memcheck)",
+                                           kernel=self.name)
+            if not out.exists():
+                names = self._param_names(len(args))
+                info = parse_sanitizer_report(proc.stderr, str(runner), names)
+                if info is None:
+                    raise errors.KernelError(f"memcheck runner failed (exit {proc.returncode})", kernel=self.name,
+                                             details=proc.stderr[-4000:])
+                line = info.get("line")
+                raise errors.OutOfBoundsError(info["message"], kernel=self.name, line=line,
+                                              source_line=self._source_line(line), block=info.get("block"),
+                                              thread=info.get("thread"), details=_trim_report(proc.stderr))
+            blob = out.read_bytes()
+        assert blob[:8] == b"EMUOUT1\0", "corrupt memcheck output"
+        pos = 8
+        res = LaunchResult.from_buffer_copy(blob[pos:pos + ctypes.sizeof(LaunchResult)])
+        pos += ctypes.sizeof(LaunchResult)
+        plen = int(np.frombuffer(blob[pos:pos + 8], np.uint64)[0])
+        pos += 8
+        printed = blob[pos:pos + plen]
+        pos += plen
+        for a in args:
+            if isinstance(a, np.ndarray):
+                n = int(np.frombuffer(blob[pos:pos + 8], np.uint64)[0])
+                pos += 8
+                if a.flags.writeable:
+                    a.reshape(-1).view(np.uint8)[:] = np.frombuffer(blob[pos:pos + n], np.uint8)
+                pos += n
+        if res.code == EMU_FAULT:
+            res.pc = 0
+        return res, printed
+
+    # --- racecheck ---------------------------------------------------------------
+    def _racecheck(self, cfg: LaunchCfg, args: list, race_inputs: list, arrays: List[int], float_atomics: bool):
+        for policy, other in zip(RACE_POLICIES, race_inputs):
+            alt = LaunchCfg(cfg.grid, cfg.block, cfg.shared_mem, cfg.timeout_s, policy, 0)
+            with _LAUNCH_LOCK:
+                res, _ = self._launch_native(alt, other)
+            if res.code != EMU_OK:
+                # a different (legal) thread order hit an error the default order did not: report it
+                err = self._error(res, self.module._lib_path)
+                raise errors.RaceError("the kernel fails only under another legal thread order: " + err.message,
+                                       kernel=self.name, line=err.line, source_line=err.source_line,
+                                       block=err.block, thread=err.thread)
+            for i in arrays:
+                a, b = args[i], other[i]
+                if _same(a, b, float_atomics):
+                    continue
+                flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+                diff = np.flatnonzero(~_equal_mask(flat_a, flat_b, float_atomics))
+                first = int(diff[0]) if diff.size else 0
+                index = tuple(int(x) for x in np.unravel_index(first, a.shape)) if a.ndim > 1 else first
+                pname = self._param_names(len(args))[i]
+                raise errors.RaceError(
+                    f"data race: output '{pname}' depends on the order threads run in; "
+                    f"{diff.size} element(s) differ, first at index {index}: {flat_a[first]!r} "
+                    f"(default order) vs {flat_b[first]!r} (other order). Look for a missing __syncthreads() "
+                    f"between writes and reads of shared memory, or threads writing the same location",
+                    kernel=self.name)
+
+    # --- helpers -------------------------------------------------------------------
+    def _param_names(self, n: int) -> List[str]:
+        if self.params:
+            return [getattr(p, "name", f"argument {i}") for i, p in enumerate(self.params)]
+        return [f"argument {i}" for i in range(n)]
+
+    def _source_line(self, line: Optional[int]) -> Optional[str]:
+        lines = self.module.code.splitlines()
+        if line and 0 < line <= len(lines):
+            return lines[line - 1]
+        return None
+
+    def _error(self, res: LaunchResult, lib_path: Optional[Path]) -> errors.KernelError:
+        line = res.line or None
+        if not line and res.pc and lib_path is not None:
+            base = load_base(str(lib_path))
+            if base is not None and res.pc >= base:
+                line = addr2line(str(lib_path), res.pc - base)
+        msg = res.message.decode(errors="replace")
+        cls = {EMU_DEADLOCK: errors.DeadlockError, EMU_SHUFFLE_MASK: errors.ShuffleMaskError,
+               EMU_TIMEOUT: errors.KernelTimeout, EMU_FAULT: errors.OutOfBoundsError,
+               EMU_ASSERT: errors.DeviceAssertError, EMU_TRAP: errors.DeviceAssertError,
+               EMU_LAUNCH: errors.LaunchError}.get(res.code, errors.KernelError)
+        kw = {}
+        if res.code not in (EMU_LAUNCH,):
+            kw = dict(block=tuple(res.block), thread=tuple(res.thread))
+        return cls(msg, kernel=self.name, line=line, source_line=self._source_line(line), **kw)
+
+
+def _equal_mask(a: np.ndarray, b: np.ndarray, tolerant: bool) -> np.ndarray:
+    if a.dtype.kind in "fc":
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
+        if tolerant:   # float atomics: accumulation order legitimately changes rounding
+            scale = max(float(np.nanmax(np.abs(a))) if a.size else 0.0, 1e-30)
+            same |= np.abs(a.astype(np.float64) - b.astype(np.float64)) <= 1e-5 * scale
+        return same
+    return a == b
+
+
+def _same(a: np.ndarray, b: np.ndarray, tolerant: bool) -> bool:
+    if a.tobytes() == b.tobytes():
+        return True
+    return bool(np.all(_equal_mask(a.reshape(-1), b.reshape(-1), tolerant)))
+
+
+def _emit_printf(data: bytes) -> None:
+    if data:
+        sys.stdout.write(data.decode("utf-8", errors="replace"))
+        sys.stdout.flush()
+
+
+def _trim_report(text: str, limit: int = 6000) -> str:
+    keep = [l for l in text.splitlines() if not l.startswith("EMU-ARG")]
+    text = "\n".join(keep)
+    return text[-limit:]

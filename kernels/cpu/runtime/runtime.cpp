@@ -1,0 +1,650 @@
+// CPU emulator runtime: runs a CUDA grid block after block on the calling OS
+// thread; every CUDA thread of a block is a fiber (hand-written switch in
+// fiber_switch.S).  Implements barriers, warp operations and the always-on
+// diagnostics (divergent barriers, bad warp masks, timeout, faults, assert).
+#include "emu_rt.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#ifdef EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define EMU_STACK_SIZE (1024 * 1024)
+#else
+#define EMU_STACK_SIZE (128 * 1024)
+#endif
+
+#define EMU_MAX_DYN_SMEM (256 * 1024)
+#define EMU_PRINTF_CAP (1 << 20)   // CUDA's default printf FIFO is 1 MiB too
+#define EMU_TIMEOUT_SIGNAL SIGUSR2
+
+extern "C" {
+void emu_fiber_switch(void** save_sp, void* new_sp) __attribute__((visibility("hidden")));
+void emu_fiber_trampoline() __attribute__((visibility("hidden")));
+}
+
+namespace emu {
+
+Thread* g_cur;
+uint3_ g_blockIdx, g_blockDim, g_gridDim;
+int g_float_atomics;
+unsigned long long g_dyn_smem_bytes;
+alignas(128) unsigned char dyn_smem[EMU_MAX_DYN_SMEM] __attribute__((visibility("hidden")));
+
+namespace {
+
+enum { ST_RUN = 0, ST_BARRIER, ST_WARP, ST_DONE };
+
+struct Warp {
+    unsigned exists;   // lanes that exist (partial last warp)
+    unsigned exited;
+    unsigned waiting;  // lanes waiting at a warp op
+};
+
+struct Launch {
+    const emu_launch_cfg* cfg;
+    emu_result* res;
+    emu_body_fn body;
+    void* ctx;
+    int n;
+    std::vector<Thread> threads;
+    std::vector<Warp> warps;
+    std::vector<int> order;
+    void* sched_sp;
+    int done;
+    bool aborted;
+    bool restart;      // greedy policy: re-pick from the start after a barrier
+    int bar_arrived, bar_line, bar_acc_count, bar_acc_and, bar_acc_or, bar_result;
+    bool bar_mismatch;
+};
+
+Launch L;
+std::vector<char*> g_stacks;
+const size_t kPage = 4096;
+char g_printf[EMU_PRINTF_CAP];
+size_t g_printf_len;
+
+// --- signals: timeout watchdog and faults ---------------------------------
+sigjmp_buf g_jmp;
+volatile sig_atomic_t g_armed;
+volatile sig_atomic_t g_timed_out;
+volatile int g_sig_no;
+void* volatile g_sig_addr;
+volatile unsigned long long g_sig_pc;
+
+#ifdef EMU_ASAN
+const void* g_main_bottom;
+size_t g_main_size;
+#endif
+
+inline char* stack_base(int i) { return g_stacks[i] + kPage; }  // above the guard page
+
+void ensure_stacks(int n) {
+    while ((int)g_stacks.size() < n) {
+        size_t total = EMU_STACK_SIZE + kPage;
+        void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) { perror("emu: mmap fiber stack"); abort(); }
+        mprotect(p, kPage, PROT_NONE);  // guard page: stack overflow faults instead of corrupting
+        g_stacks.push_back(static_cast<char*>(p));
+    }
+}
+
+void fiber_main(void* arg);
+
+void* init_fiber_stack(int i, Thread* t) {
+    char* top = stack_base(i) + EMU_STACK_SIZE;
+    uintptr_t a = reinterpret_cast<uintptr_t>(top) & ~uintptr_t(15);
+#if defined(__x86_64__)
+    void** sp = reinterpret_cast<void**>(a) - 7;   // r15 r14 r13 r12 rbx rbp ret
+    sp[0] = nullptr; sp[1] = nullptr;
+    sp[2] = t;                                      // r13 = arg
+    sp[3] = reinterpret_cast<void*>(&fiber_main);   // r12 = entry
+    sp[4] = nullptr; sp[5] = nullptr;
+    sp[6] = reinterpret_cast<void*>(&emu_fiber_trampoline);
+    return sp;
+#elif defined(__aarch64__)
+    void** sp = reinterpret_cast<void**>(a - 176);
+    memset(sp, 0, 176);
+    sp[0] = reinterpret_cast<void*>(&fiber_main);   // x19 = entry
+    sp[1] = t;                                      // x20 = arg
+    sp[11] = reinterpret_cast<void*>(&emu_fiber_trampoline);  // x30
+    return sp;
+#endif
+}
+
+// Switch from the running fiber back to the scheduler (dying: never resumed).
+inline void to_scheduler(Thread* t, bool dying) {
+#ifdef EMU_ASAN
+    void* fake = nullptr;
+    __sanitizer_start_switch_fiber(dying ? nullptr : &fake, g_main_bottom, g_main_size);
+    emu_fiber_switch(&t->sp, L.sched_sp);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    (void)dying;
+    emu_fiber_switch(&t->sp, L.sched_sp);
+#endif
+}
+
+inline void to_fiber(Thread* t) {
+    g_cur = t;
+#ifdef EMU_ASAN
+    void* fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, stack_base(t->linear), EMU_STACK_SIZE);
+    emu_fiber_switch(&L.sched_sp, t->sp);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    emu_fiber_switch(&L.sched_sp, t->sp);
+#endif
+}
+
+void set_where(const Thread* t) {
+    emu_result* r = L.res;
+    r->block[0] = g_blockIdx.x; r->block[1] = g_blockIdx.y; r->block[2] = g_blockIdx.z;
+    if (t) { r->thread[0] = t->idx.x; r->thread[1] = t->idx.y; r->thread[2] = t->idx.z; }
+}
+
+// Record an error for thread `who` and abandon the launch from the current fiber.
+[[noreturn]] __attribute__((format(printf, 4, 5)))
+void fail(int code, const Thread* who, int line, const char* fmt, ...) {
+    emu_result* r = L.res;
+    r->code = code;
+    r->line = line;
+    set_where(who);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+    L.aborted = true;
+    to_scheduler(g_cur, true);
+    __builtin_unreachable();
+}
+
+const char* op_name(int op) {
+    switch (op) {
+    case OP_SYNC: return "__syncwarp";
+    case OP_SHFL_IDX: return "__shfl_sync";
+    case OP_SHFL_UP: return "__shfl_up_sync";
+    case OP_SHFL_DOWN: return "__shfl_down_sync";
+    case OP_SHFL_XOR: return "__shfl_xor_sync";
+    case OP_BALLOT: return "__ballot_sync";
+    case OP_ANY: return "__any_sync";
+    case OP_ALL: return "__all_sync";
+    }
+    return "warp op";
+}
+
+void thread_exit(Thread* t) {
+    t->state = ST_DONE;
+    L.done++;
+    Warp& w = L.warps[t->warp];
+    unsigned bit = 1u << t->lane;
+    w.exited |= bit;
+    // A lane already waiting at a warp op that names this lane can never complete.
+    for (unsigned m = w.waiting; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        Thread* o = &L.threads[t->warp * 32 + l];
+        if (o->mask & bit)
+            fail(EMU_SHUFFLE_MASK, o, o->line,
+                 "%s(mask=0x%08x) waits for lane %d, but that lane has exited "
+                 "(thread (%u, %u, %u) returned without reaching this warp operation)",
+                 op_name(o->op), o->mask, t->lane, t->idx.x, t->idx.y, t->idx.z);
+    }
+    to_scheduler(t, true);
+}
+
+void fiber_main(void* arg) {
+    Thread* t = static_cast<Thread*>(arg);
+#ifdef EMU_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, &g_main_bottom, &g_main_size);
+#endif
+    L.body(L.ctx);
+    thread_exit(t);
+}
+
+// Try to complete the warp op `t` waits at: every lane in its mask must wait
+// at the same op (same source line).
+bool try_complete(Warp& w, Thread* t) {
+    Thread* base = &L.threads[t->warp * 32];
+    unsigned mask = t->mask;
+    for (unsigned m = mask; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        if (!((w.waiting >> l) & 1) || base[l].line != t->line || base[l].op != t->op) return false;
+    }
+    unsigned long long ballot = 0;
+    if (t->op == OP_BALLOT || t->op == OP_ANY || t->op == OP_ALL)
+        for (unsigned m = mask; m; m &= m - 1) {
+            int l = __builtin_ctz(m);
+            if (base[l].pred) ballot |= 1ull << l;
+        }
+    for (unsigned m = mask; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        Thread& o = base[l];
+        switch (o.op) {
+        case OP_SHFL_IDX: case OP_SHFL_UP: case OP_SHFL_DOWN: case OP_SHFL_XOR:
+            // Reading a lane outside the mask is undefined on the GPU; return own value.
+            o.result = ((mask >> o.src) & 1) ? base[o.src].val : o.val;
+            break;
+        case OP_BALLOT: o.result = ballot; break;
+        case OP_ANY: o.result = ballot != 0; break;
+        case OP_ALL: o.result = ballot == (unsigned long long)mask; break;
+        default: o.result = 0;
+        }
+        o.state = ST_RUN;
+    }
+    w.waiting &= ~mask;
+    return true;
+}
+
+}  // namespace
+
+unsigned long long warp_op(int op, unsigned mask, unsigned long long val, int arg, int width, int line) {
+    Thread* t = g_cur;
+    Warp& w = L.warps[t->warp];
+    const int lane = t->lane;
+    if (!((mask >> lane) & 1))
+        fail(EMU_SHUFFLE_MASK, t, line, "%s(mask=0x%08x) called by lane %d, which is not in its own mask",
+             op_name(op), mask, lane);
+    if (mask & ~w.exists) {
+        int l = __builtin_ctz(mask & ~w.exists);
+        fail(EMU_SHUFFLE_MASK, t, line,
+             "%s(mask=0x%08x) names lane %d, which does not exist (this warp has only %d threads)",
+             op_name(op), mask, l, __builtin_popcount(w.exists));
+    }
+    if (mask & w.exited) {
+        int l = __builtin_ctz(mask & w.exited);
+        fail(EMU_SHUFFLE_MASK, t, line, "%s(mask=0x%08x) names lane %d, which has already exited",
+             op_name(op), mask, l);
+    }
+    int src = lane;
+    if (op >= OP_SHFL_IDX && op <= OP_SHFL_XOR) {
+        if (width <= 0 || width > 32 || (width & (width - 1)))
+            fail(EMU_SHUFFLE_MASK, t, line, "%s: width=%d must be a power of two in 1..32", op_name(op), width);
+        int segment = lane & ~(width - 1);
+        switch (op) {
+        case OP_SHFL_IDX: src = segment + (arg & (width - 1)); break;
+        case OP_SHFL_UP: src = lane - arg; if (src < segment) src = lane; break;
+        case OP_SHFL_DOWN: src = lane + arg; if (src >= segment + width) src = lane; break;
+        case OP_SHFL_XOR: src = lane ^ arg; if (src < segment || src >= segment + width) src = lane; break;
+        }
+        if (src < 0 || src > 31) src = lane;
+    }
+    t->op = op; t->mask = mask; t->val = val; t->src = src; t->pred = (int)val; t->line = line;
+    t->state = ST_WARP;
+    w.waiting |= 1u << lane;
+    if (!try_complete(w, t)) to_scheduler(t, false);
+    return t->result;
+}
+
+unsigned activemask() {
+    // Approximation: lanes of this warp that exist and have not exited.
+    Warp& w = L.warps[g_cur->warp];
+    return w.exists & ~w.exited;
+}
+
+int barrier(int op, int pred, int line) {
+    Thread* t = g_cur;
+    t->state = ST_BARRIER;
+    t->line = line;
+    t->op = op;
+    if (L.bar_arrived == 0) {
+        L.bar_line = line; L.bar_mismatch = false;
+        L.bar_acc_count = 0; L.bar_acc_and = 1; L.bar_acc_or = 0;
+    } else if (line != L.bar_line) {
+        L.bar_mismatch = true;
+    }
+    L.bar_arrived++;
+    L.bar_acc_count += pred != 0;
+    L.bar_acc_and &= pred != 0;
+    L.bar_acc_or |= pred != 0;
+    if (L.bar_arrived == L.n && !L.bar_mismatch) {
+        switch (op) {
+        case BAR_COUNT: L.bar_result = L.bar_acc_count; break;
+        case BAR_AND: L.bar_result = L.bar_acc_and; break;
+        case BAR_OR: L.bar_result = L.bar_acc_or; break;
+        default: L.bar_result = 0;
+        }
+        for (int i = 0; i < L.n; ++i) L.threads[i].state = ST_RUN;
+        L.bar_arrived = 0;
+        if (L.cfg->policy & EMU_POLICY_GREEDY) {
+            L.restart = true;
+            to_scheduler(t, false);
+        }
+        return L.bar_result;
+    }
+    to_scheduler(t, false);
+    return L.bar_result;
+}
+
+void device_assert_fail(const char* expr, int line) {
+    fail(EMU_ASSERT, g_cur, line, "device-side assertion `%s` failed", expr);
+}
+
+void device_trap(int line) {
+    fail(EMU_TRAP, g_cur, line, "__trap() called");
+}
+
+int device_printf(const char* fmt, ...) {
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) return n;
+    size_t len = std::min<size_t>((size_t)n, sizeof buf - 1);
+    if (g_printf_len + len <= EMU_PRINTF_CAP) {   // a full FIFO drops output, like CUDA
+        memcpy(g_printf + g_printf_len, buf, len);
+        g_printf_len += len;
+    }
+    return n;
+}
+
+namespace {
+
+// No runnable thread but the block is not finished: explain why.
+void diagnose_stall() {
+    std::vector<Thread>& T = L.threads;
+    for (int i = 0; i < L.n; ++i) {
+        Thread& t = T[i];
+        if (t.state != ST_WARP) continue;
+        Thread* base = &T[t.warp * 32];
+        for (unsigned m = t.mask; m; m &= m - 1) {
+            int l = __builtin_ctz(m);
+            Thread& o = base[l];
+            if (o.state == ST_BARRIER) {
+                L.res->code = EMU_SHUFFLE_MASK; L.res->line = t.line; set_where(&t);
+                snprintf(L.res->message, sizeof L.res->message,
+                         "%s(mask=0x%08x) waits for lane %d, which waits at __syncthreads() on line %d instead",
+                         op_name(t.op), t.mask, l, o.line);
+                return;
+            }
+            if (o.state == ST_WARP && (o.line != t.line || o.op != t.op)) {
+                L.res->code = EMU_SHUFFLE_MASK; L.res->line = t.line; set_where(&t);
+                snprintf(L.res->message, sizeof L.res->message,
+                         "%s(mask=0x%08x) waits for lane %d, which waits at a different warp operation "
+                         "(%s on line %d)", op_name(t.op), t.mask, l, op_name(o.op), o.line);
+                return;
+            }
+        }
+    }
+    // Barrier deadlock: collect the lines threads wait at and the exited threads.
+    int lines[8], counts[8], first[8], nl = 0, exited = 0, first_exited = -1;
+    for (int i = 0; i < L.n; ++i) {
+        Thread& t = T[i];
+        if (t.state == ST_DONE) { if (first_exited < 0) first_exited = i; exited++; continue; }
+        if (t.state != ST_BARRIER) continue;
+        int k = 0;
+        while (k < nl && lines[k] != t.line) ++k;
+        if (k == nl && nl < 8) { lines[nl] = t.line; counts[nl] = 0; first[nl] = i; ++nl; }
+        if (k < nl) counts[k]++;
+    }
+    L.res->code = EMU_DEADLOCK;
+    if (nl == 0) { snprintf(L.res->message, sizeof L.res->message, "no thread can make progress"); return; }
+    int pick = 0;   // the minority line is usually the barrier inside the divergent branch
+    for (int k = 1; k < nl; ++k) if (counts[k] < counts[pick]) pick = k;
+    L.res->line = lines[pick];
+    set_where(&T[first[pick]]);
+    if (nl > 1) {
+        snprintf(L.res->message, sizeof L.res->message,
+                 "divergent __syncthreads(): %d thread(s) wait at line %d while %d thread(s) wait at line %d"
+                 "%s; every thread of the block must reach the same barrier",
+                 counts[pick], lines[pick], counts[pick == 0 ? 1 : 0], lines[pick == 0 ? 1 : 0],
+                 exited ? " and others have exited" : "");
+    } else {
+        const Thread& e = T[first_exited];
+        snprintf(L.res->message, sizeof L.res->message,
+                 "divergent __syncthreads(): %d thread(s) wait at line %d, but %d thread(s) of the block have "
+                 "already exited (e.g. thread (%u, %u, %u)) and can never arrive",
+                 counts[pick], lines[pick], exited, e.idx.x, e.idx.y, e.idx.z);
+    }
+}
+
+int pick_next(int start) {
+    const int n = L.n;
+    std::vector<Thread>& T = L.threads;
+    const int* order = L.order.data();
+    if (L.cfg->policy & EMU_POLICY_GREEDY) {
+        int prev = order[(start + n - 1) % n];
+        int warp = T[prev].warp;
+        for (int i = 0; i < n; ++i) {
+            int p = (start + i) % n;
+            if (T[order[p]].state == ST_RUN && T[order[p]].warp == warp) return p;
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        int p = start + i;
+        if (p >= n) p -= n;
+        if (T[order[p]].state == ST_RUN) return p;
+    }
+    return -1;
+}
+
+void run_block() {
+    const int n = L.n;
+    for (int i = 0; i < n; ++i) {
+        Thread& t = L.threads[i];
+        t.linear = i;
+        t.idx.x = i % g_blockDim.x;
+        t.idx.y = (i / g_blockDim.x) % g_blockDim.y;
+        t.idx.z = i / (g_blockDim.x * g_blockDim.y);
+        t.lane = i & 31;
+        t.warp = i >> 5;
+        t.state = ST_RUN;
+        t.line = 0;
+        t.mask = 0;
+        t.sp = init_fiber_stack(i, &t);
+    }
+    for (size_t w = 0; w < L.warps.size(); ++w) {
+        int lanes = std::min(32, n - (int)w * 32);
+        L.warps[w].exists = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
+        L.warps[w].exited = 0;
+        L.warps[w].waiting = 0;
+    }
+    L.done = 0;
+    L.bar_arrived = 0;
+    L.restart = false;
+    int pos = 0;
+    while (L.done < n) {
+        int k = pick_next(pos);
+        if (k < 0) { diagnose_stall(); L.aborted = true; return; }
+        to_fiber(&L.threads[L.order[k]]);
+        if (L.aborted) return;
+        if (L.restart) { L.restart = false; pos = 0; }
+        else pos = k + 1 == n ? 0 : k + 1;
+    }
+}
+
+// Watchdog: interrupts the launching thread after cfg->timeout_s.
+pthread_mutex_t g_wd_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t g_wd_cv;
+bool g_wd_stop;
+pthread_t g_launcher;
+double g_wd_timeout;
+
+void* watchdog_main(void*) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    double whole = (double)(long long)g_wd_timeout;
+    deadline.tv_sec += (time_t)whole;
+    deadline.tv_nsec += (long)((g_wd_timeout - whole) * 1e9);
+    if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
+    pthread_mutex_lock(&g_wd_mu);
+    while (!g_wd_stop) {
+        if (pthread_cond_timedwait(&g_wd_cv, &g_wd_mu, &deadline) == ETIMEDOUT) {
+            if (!g_wd_stop) {
+                g_timed_out = 1;
+                pthread_kill(g_launcher, EMU_TIMEOUT_SIGNAL);
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_wd_mu);
+    return nullptr;
+}
+
+unsigned long long context_pc(void* uc) {
+    ucontext_t* u = static_cast<ucontext_t*>(uc);
+#if defined(__x86_64__)
+    return (unsigned long long)u->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (unsigned long long)u->uc_mcontext.pc;
+#endif
+}
+
+void on_signal(int sig, siginfo_t* si, void* uc) {
+    if (!g_armed) {
+        if (sig == EMU_TIMEOUT_SIGNAL) return;   // stale watchdog signal after the launch ended
+        signal(sig, SIG_DFL);                    // not ours: crash as usual
+        raise(sig);
+        return;
+    }
+    g_sig_no = sig;
+    g_sig_addr = si->si_addr;
+    g_sig_pc = context_pc(uc);
+    g_armed = 0;
+    siglongjmp(g_jmp, 1);
+}
+
+const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, EMU_TIMEOUT_SIGNAL};
+const int kNumSignals = sizeof kSignals / sizeof kSignals[0];
+
+bool handled_here(int sig) {
+#ifdef EMU_ASAN
+    return sig == EMU_TIMEOUT_SIGNAL || sig == SIGFPE;  // ASan reports memory faults itself
+#else
+    (void)sig;
+    return true;
+#endif
+}
+
+}  // namespace
+}  // namespace emu
+
+using namespace emu;
+
+extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body_fn body, void* ctx) {
+    memset(res, 0, sizeof *res);
+    const unsigned bx = cfg->block[0], by = cfg->block[1], bz = cfg->block[2];
+    const unsigned long long nthreads = (unsigned long long)bx * by * bz;
+    if (nthreads == 0 || nthreads > 1024 || cfg->grid[0] == 0 || cfg->grid[1] == 0 || cfg->grid[2] == 0) {
+        res->code = EMU_LAUNCH;
+        snprintf(res->message, sizeof res->message, "invalid launch configuration: grid (%u, %u, %u), block (%u, %u, %u)",
+                 cfg->grid[0], cfg->grid[1], cfg->grid[2], bx, by, bz);
+        return res->code;
+    }
+    if (cfg->shared_mem > EMU_MAX_DYN_SMEM) {
+        res->code = EMU_LAUNCH;
+        snprintf(res->message, sizeof res->message, "shared_mem=%llu bytes exceeds the emulator's limit of %d",
+                 cfg->shared_mem, EMU_MAX_DYN_SMEM);
+        return res->code;
+    }
+    const int n = (int)nthreads;
+    L.cfg = cfg; L.res = res; L.body = body; L.ctx = ctx; L.n = n;
+    L.threads.assign(n, Thread());
+    L.warps.assign((n + 31) / 32, Warp());
+    L.order.resize(n);
+    for (int i = 0; i < n; ++i) L.order[i] = (cfg->policy & EMU_POLICY_REVERSE) ? n - 1 - i : i;
+    L.aborted = false;
+    ensure_stacks(n);
+    g_printf_len = 0;
+    g_float_atomics = 0;
+    g_dyn_smem_bytes = cfg->shared_mem;
+#ifdef EMU_ASAN
+    // Accesses past the launch's dynamic shared memory size are reported by ASan.
+    ASAN_UNPOISON_MEMORY_REGION(dyn_smem, sizeof dyn_smem);
+    ASAN_POISON_MEMORY_REGION(dyn_smem + cfg->shared_mem, sizeof dyn_smem - cfg->shared_mem);
+#endif
+    g_blockDim = {bx, by, bz};
+    g_gridDim = {cfg->grid[0], cfg->grid[1], cfg->grid[2]};
+
+    // Signal handlers on an alternate stack (a fiber stack overflow must still be reported).
+    static char altstack[64 * 1024];
+    stack_t ss = {}, old_ss;
+    ss.ss_sp = altstack; ss.ss_size = sizeof altstack;
+    sigaltstack(&ss, &old_ss);
+    struct sigaction sa = {}, old_sa[kNumSignals];
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < kNumSignals; ++i)
+        if (handled_here(kSignals[i])) sigaction(kSignals[i], &sa, &old_sa[i]);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, EMU_TIMEOUT_SIGNAL);
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+
+    g_timed_out = 0;
+    g_wd_stop = false;
+    g_launcher = pthread_self();
+    g_wd_timeout = cfg->timeout_s > 0 ? cfg->timeout_s : 1e9;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_wd_cv, &ca);
+    pthread_t wd;
+    bool have_wd = pthread_create(&wd, nullptr, watchdog_main, nullptr) == 0;
+
+    if (sigsetjmp(g_jmp, 1) == 0) {
+        g_armed = 1;
+        for (unsigned z = 0; z < cfg->grid[2] && !L.aborted; ++z)
+            for (unsigned y = 0; y < cfg->grid[1] && !L.aborted; ++y)
+                for (unsigned x = 0; x < cfg->grid[0] && !L.aborted; ++x) {
+                    g_blockIdx = {x, y, z};
+                    run_block();
+                }
+        g_armed = 0;
+    } else {
+        // Arrived from on_signal: the current fiber (g_cur) was interrupted.
+        res->signo = g_sig_no;
+        res->pc = g_sig_pc;
+        res->addr = (unsigned long long)(uintptr_t)g_sig_addr;
+        set_where(g_cur);
+        if (g_sig_no == EMU_TIMEOUT_SIGNAL) {
+            res->code = EMU_TIMEOUT;
+            snprintf(res->message, sizeof res->message, "kernel did not finish within %g s", cfg->timeout_s);
+        } else if (g_sig_no == SIGFPE) {
+            res->code = EMU_ARITH;
+            snprintf(res->message, sizeof res->message, "arithmetic exception (integer division by zero?)");
+        } else if (g_sig_no == SIGILL) {
+            res->code = EMU_TRAP;
+            snprintf(res->message, sizeof res->message, "illegal instruction");
+        } else {
+            res->code = EMU_FAULT;
+            snprintf(res->message, sizeof res->message, "invalid memory access at address 0x%llx",
+                     (unsigned long long)(uintptr_t)g_sig_addr);
+        }
+    }
+    pthread_mutex_lock(&g_wd_mu);
+    g_wd_stop = true;
+    pthread_cond_signal(&g_wd_cv);
+    pthread_mutex_unlock(&g_wd_mu);
+    if (have_wd) pthread_join(wd, nullptr);
+    pthread_cond_destroy(&g_wd_cv);
+    // A watchdog signal sent just as the launch ended may still be pending: drain it
+    // before the previous handler (default action: terminate) comes back.
+    pthread_sigmask(SIG_BLOCK, &unblock, nullptr);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&unblock, nullptr, &zero) == EMU_TIMEOUT_SIGNAL) {}
+    for (int i = 0; i < kNumSignals; ++i)
+        if (handled_here(kSignals[i])) sigaction(kSignals[i], &old_sa[i], nullptr);
+    sigaltstack(&old_ss, nullptr);
+
+    res->float_atomics = g_float_atomics;
+    res->printf_buf = g_printf;
+    res->printf_len = g_printf_len;
+    g_cur = nullptr;
+    return res->code;
+}
