@@ -17,9 +17,9 @@ directory (``submitted/<student>/<assignment>/``).  Steps:
 4. ``generate_feedback`` (parallel) + a summary page per student, the CSV
    gradebook and a printed table.
 
-Review or override afterwards with nbgrader's formgrader::
+Review or override afterwards with nbgrader's formgrader (``--formgrader``)::
 
-    cd <out_dir>/course && nbgrader formgrader
+    cd <out_dir>/course && jupyter lab      # then open http://localhost:8888/formgrader
 """
 from __future__ import annotations
 
@@ -35,8 +35,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 from . import feedback as feedback_pages
 from .generate import build_course
 from .gradebook import StudentRow, apply_overrides, print_table, record_rubric, write_csv
@@ -44,7 +42,6 @@ from .nbgrader_ext import prepare_environment, write_course_config
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STARTUP_SLACK_S = 30  # nbgrader + kernel start-up on top of the notebook's own time limit
-HINT_MIME = "application/vnd.autograder.hint+json"
 
 
 @dataclass
@@ -100,66 +97,14 @@ def discover(source: Path, assignment: str, notebook: str) -> list[Submission]:
 
 
 def _hints_file(nb: Path) -> Path | None:
-    for name in (f"{nb.stem}.json", f"{nb.name}.json"):
-        cand = nb.parent / ".hints" / name
-        if cand.exists():
-            return cand
-    return None
+    """The hint sidecar autograder.hints writes next to a notebook, if any."""
+    cand = nb.parent / ".hints" / f"{nb.stem}.json"
+    return cand if cand.exists() else None
 
 
-def hints_from_submission(sub: Submission) -> list[str]:
-    """Hint levels the student opened: hint outputs in the saved notebook plus the
-    ``.hints/<notebook>.json`` record (the autograde run clears outputs, so this
-    is read from the submission itself)."""
-    levels: dict[str, int] = {}
-
-    def add(item, level):
-        try:
-            levels[str(item)] = max(levels.get(str(item), 0), int(level))
-        except (TypeError, ValueError):
-            pass
-
-    try:
-        nb = nbformat.read(str(sub.notebook), as_version=4)
-        for cell in nb.cells:
-            for out in cell.get("outputs", []):
-                data = out.get("data", {}).get(HINT_MIME)
-                if isinstance(data, dict):
-                    add(data.get("item"), data.get("level"))
-    except Exception:
-        pass
-    if sub.hints_file:
-        try:
-            rec = json.loads(sub.hints_file.read_text(encoding="utf-8"))
-        except Exception:
-            rec = None
-        for item, level in _hint_pairs(rec):
-            add(item, level)
-    return [f"{k}:L{v}" for k, v in sorted(levels.items())]
-
-
-def _hint_pairs(rec):
-    """(item, level) pairs from the hint record shapes the engine may write."""
-    if isinstance(rec, dict):
-        if "used" in rec or "hints" in rec:
-            yield from _hint_pairs(rec.get("used", rec.get("hints")))
-            return
-        for k, v in rec.items():
-            if isinstance(v, (int, float)):
-                yield k, v
-            elif isinstance(v, dict) and "level" in v:
-                yield k, v["level"]
-            elif isinstance(v, list) and v:
-                yield k, max(x.get("level", 0) if isinstance(x, dict) else x for x in v)
-    elif isinstance(rec, list):
-        for x in rec:
-            if isinstance(x, dict):
-                yield x.get("item"), x.get("level")
-
-
-def _engine_hints(rubric: dict | None) -> list[str]:
-    used = (rubric or {}).get("hints_used")
-    return [f"{k}:L{v}" for k, v in sorted(_hint_pairs(used))] if used else []
+def _hints_label(used) -> list[str]:
+    """{"code": 2, "q1": 1} -> ["code:L2", "q1:L1"] (the highest level opened per item)."""
+    return [f"{k}:L{v}" for k, v in sorted((used or {}).items())]
 
 
 # ----------------------------------------------------------------------------- workers
@@ -244,7 +189,7 @@ def _worker_argv(course, assignment, notebook, student, lesson_id, seed, cell_ti
     return argv
 
 
-def _row_from(result: dict, student: str, seed, lesson_cfg: dict, sub_hints: list) -> StudentRow:
+def _row_from(result: dict, student: str, seed, lesson_cfg: dict) -> StudentRow:
     items_cfg = lesson_cfg.get("items", {})
     row = StudentRow(student=student, status=result.get("status", "crashed"), reason=result.get("reason", ""),
                      seed=seed, seconds=float(result.get("seconds", 0.0)), rubric=result.get("rubric"))
@@ -261,7 +206,7 @@ def _row_from(result: dict, student: str, seed, lesson_cfg: dict, sub_hints: lis
         row.passed = bool(rub.get("passed")) and row.status == "graded"  # a timeout fails the run
         if rub.get("seed") is not None:
             row.seed = rub["seed"]
-    row.hints = _engine_hints(rub) or sub_hints
+    row.hints = _hints_label((rub or {}).get("hints_used"))
     return row
 
 
@@ -303,6 +248,9 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
             dest = course / "submitted" / sub.student / lesson_id
             dest.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(sub.notebook, dest / f"{notebook}.ipynb")
+            if sub.hints_file:  # the hint ladder's record travels with the notebook
+                (dest / ".hints").mkdir(exist_ok=True)
+                shutil.copyfile(sub.hints_file, dest / ".hints" / f"{notebook}.json")
     _ensure_students(course, [s.student for s in subs])
 
     work = out_dir / ".work"
@@ -321,7 +269,7 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
     db_url = f"sqlite:///{course / 'gradebook.db'}"
     rows = []
     for s in subs:
-        row = _row_from(results[s.student], s.student, seeds[s.student], lesson_cfg, hints_from_submission(s))
+        row = _row_from(results[s.student], s.student, seeds[s.student], lesson_cfg)
         record_rubric(db_url, lesson_id, notebook, lesson_cfg, row)
         apply_overrides(db_url, lesson_id, notebook, lesson_cfg, row)
         rows.append(row)
@@ -339,7 +287,8 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
     if show:
         print_table(rows, item_ids, title=f"{lesson_cfg.get('title', lesson_id)} — {len(rows)} submissions")
         print(f"CSV: {csv_path}\nFeedback: {feedback_dir}/<student>/index.html\n"
-              f"Review / override in formgrader: cd {course} && nbgrader formgrader")
+              f"Review / override the suggested scores in formgrader: cd {course} && jupyter lab"
+              f"  (then open http://localhost:8888/formgrader), or rerun with --formgrader")
     return result
 
 
@@ -368,3 +317,47 @@ def _feedback(rows, course, assignment, notebook, lesson_cfg, feedback_dir, work
             shutil.copyfile(nb_html, target / f"{notebook}.html")
             link = f"{notebook}.html"
         feedback_pages.write_page(target / "index.html", r, lesson_cfg, link)
+
+
+def formgrader_command(course_dir) -> list[str]:
+    """The command (run inside ``course_dir``) that serves nbgrader's formgrader (a
+    Jupyter server extension in nbgrader 0.9; open ``/formgrader`` or the
+    Nbgrader > Formgrader menu), where the instructor reviews the suggested rubric
+    scores and overrides them (Grade.manual_score)."""
+    return [str(Path(sys.executable).parent / "jupyter"), "lab", f"--ServerApp.root_dir={course_dir}"]
+
+
+def main(argv=None) -> int:
+    """``autograder grade SOURCE --lesson ID [--out DIR] [--workers N] [--seed S] ...``"""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="autograder grade", description=(
+        "Batch-grade a folder of submissions (<student>.ipynb or <student>/<notebook>.ipynb) or an "
+        "nbgrader course directory (submitted/<student>/<lesson>/) with nbgrader autograde + the rubric."))
+    p.add_argument("source", help="submissions folder or nbgrader course directory")
+    p.add_argument("--lesson", required=True, help="lesson id, e.g. 05_layernorm")
+    p.add_argument("--out", default="out/grades", help="output folder (CSV, feedback/, course/)")
+    p.add_argument("--workers", type=int, default=2, help="parallel grading processes (default 2)")
+    p.add_argument("--seed", type=int, default=None, help="one seed for every student (default: fresh per student)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per submission (default: rubric settings)")
+    p.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--formgrader", action="store_true",
+                   help="afterwards, open nbgrader's formgrader on the course dir to review/override scores")
+    args = p.parse_args(argv)
+    result = grade_batch(args.source, args.lesson, args.out, workers=args.workers, seed=args.seed,
+                         time_limit_s=args.time_limit, feedback=not args.no_feedback,
+                         progress=not args.no_progress)
+    if args.formgrader:
+        prepare_environment()
+        os.chdir(result.course_dir)
+        cmd = formgrader_command(result.course_dir)
+        os.execv(cmd[0], cmd)
+    return 0
+
+
+def demo_main(argv=None) -> int:
+    """``autograder demo``: see autograder.demo."""
+    from .demo import main as _demo_main
+
+    return _demo_main(argv)

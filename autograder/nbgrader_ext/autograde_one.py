@@ -63,13 +63,18 @@ def _timed_out_cells(notebook: Path) -> int:
                if o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError")
 
 
-def rubric(notebook: Path, lesson: str, seed):
-    """The engine's scoring of the autograded (executed) notebook."""
+def rubric(notebook: Path, submitted: Path, lesson: str, seed):
+    """The engine's scoring of the autograded (executed) notebook.  The submitted
+    notebook is passed too: autograde cleared its outputs (hint records) and
+    restored locked/test cells (the veto checks need the learner's own)."""
     import nbformat
+    from autograder import hints
     from autograder.check import grade_executed
 
     nb = nbformat.read(str(notebook), as_version=4)
-    result = grade_executed(nb, lesson, seed=seed)
+    student_nb = nbformat.read(str(submitted), as_version=4)
+    result = grade_executed(nb, lesson, seed=seed, student_nb=student_nb,
+                            hints_used=hints.read_sidecar(submitted))
     data = result.to_json() if hasattr(result, "to_json") else result
     return json.loads(data) if isinstance(data, str) else data
 
@@ -110,7 +115,8 @@ def main(argv=None) -> int:
                 out["reason"] = (f"有 {_timed_out_cells(nb)} 个单元格超过 {args.cell_timeout} 秒未结束，"
                                  "已被中断")
             try:
-                out["rubric"] = rubric(nb, args.lesson, args.seed)
+                submitted = args.course / "submitted" / args.student / args.assignment / f"{args.notebook}.ipynb"
+                out["rubric"] = rubric(nb, submitted, args.lesson, args.seed)
             except Exception as exc:  # engine failure: the autograde scores still stand
                 out["status"] = "error"
                 out["reason"] = f"rubric: {type(exc).__name__}: {exc}"[:300]

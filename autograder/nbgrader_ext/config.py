@@ -50,7 +50,7 @@ def make_config(course_dir: str | Path | None = None, cell_timeout_s: int = 120)
 
 _CONFIG_TEMPLATE = '''\
 # Written by autograder (autograder/nbgrader_ext/config.py); regenerated on every batch run.
-# Launch the instructor UI from this directory with:  nbgrader formgrader
+# Instructor UI: run `jupyter lab` in this directory, then open /formgrader.
 import sys
 sys.path.insert(0, {repo!r})
 from autograder.nbgrader_ext.config import make_config
