@@ -148,8 +148,9 @@ def torch_op(op: str, xt: torch.Tensor, pt: list[torch.Tensor]):
 
 
 # ------------------------------------------------------------------ one case
-def run_case(rk: ReferenceKernels, timer: Timer, op: str, dtype: str, M: int, N: int, seed: int,
-             kinds: list[str | None]) -> list[dict]:
+def run_case(rks: dict, timer: Timer, op: str, dtype: str, M: int, N: int, seed: int,
+             specs: list[dict]) -> list[dict]:
+    """specs: [{"kind": None|"cached"|"cluster"|"stream", "config": {tpr, cluster, rpb, nv}, "hints": bool}]"""
     x_t, p_t = make_inputs(op, M, N, dtype, seed)
     x = from_torch(x_t, dtype)
     params = [from_torch(p, dtype) for p in p_t]
@@ -164,15 +165,17 @@ def run_case(rk: ReferenceKernels, timer: Timer, op: str, dtype: str, M: int, N:
     torch_us, torch_spread = timer.median_us(torch_op(op, x_t, p_t))
 
     rows = []
-    for kind in kinds:
+    for spec in specs:
+        kind, config = spec.get("kind"), spec.get("config") or {}
+        rk = rks[spec.get("hints", True)]
         row = dict(op=op, dtype=dtype, M=M, N=N, bytes=nbytes, torch_us=torch_us, torch_spread_us=torch_spread,
-                   torch_gbps=nbytes / torch_us / 1e3, torch_err=torch_err)
+                   torch_gbps=nbytes / torch_us / 1e3, torch_err=torch_err, spec=spec_label(spec))
         try:
-            p = rk.plan(op, M, N, cp.uint16 if dtype == "bf16" else cp.float32, kind=kind)
+            p = rk.plan(op, M, N, cp.uint16 if dtype == "bf16" else cp.float32, kind=kind, **config)
             row.update(path=p.kind, kernel=p.name, grid=p.grid[0], block=p.block[0])
             y = cp.empty_like(x)
             y.fill(poison)
-            rk.run(op, x, params, out=y, kind=kind)
+            rk.run(op, x, params, out=y, kind=kind, config=config)
             cp.cuda.Device().synchronize()
             err = rel_err(y, ref, dtype)
             row["err"] = err
@@ -180,7 +183,7 @@ def run_case(rk: ReferenceKernels, timer: Timer, op: str, dtype: str, M: int, N:
                 row["error"] = f"verification failed: rel err {err:.3g} > {TOL[dtype]:g}"
                 rows.append(row)
                 continue
-            us, spread = timer.median_us(lambda: rk.run(op, x, params, out=y, kind=kind))
+            us, spread = timer.median_us(lambda: rk.run(op, x, params, out=y, kind=kind, config=config))
             row.update(us=us, spread_us=spread, gbps=nbytes / us / 1e3, speedup=torch_us / us)
         except Exception as exc:  # record and keep going: one bad case must not lose the run
             row["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
@@ -192,6 +195,34 @@ def run_case(rk: ReferenceKernels, timer: Timer, op: str, dtype: str, M: int, N:
     return rows
 
 
+def spec_label(spec: dict) -> str:
+    parts = [spec["kind"]] if spec.get("kind") else []
+    parts += [f"{k}={v}" for k, v in sorted((spec.get("config") or {}).items())]
+    if not spec.get("hints", True):
+        parts.append("no-hints")
+    return ",".join(parts) or "default"
+
+
+def explore_specs(N: int, dtype: str) -> list[dict]:
+    """Alternative launch shapes for one row length (diagnosis: which shape wins, what hints do)."""
+    vec = 8 if dtype == "bf16" else 4
+    specs = [{"hints": False}]
+    if N <= 1024:
+        specs += [{"config": {"tpr": 32, "rpb": r}} for r in (2, 8)]
+    if 1024 < N <= 32768:
+        for t in (64, 128, 256, 512, 1024):
+            e = -(-N // (vec * t)) * vec
+            if 8 <= e <= 32:
+                specs.append({"kind": "cached", "config": {"tpr": t}})
+    if N > 32768:
+        for c, t in ((2, 1024), (4, 512), (4, 1024), (8, 256), (8, 512)):
+            if -(-N // (vec * t * c)) * vec <= 32:
+                specs.append({"kind": "cluster", "config": {"cluster": c, "tpr": t}})
+    if N >= 16384:
+        specs.append({"kind": "stream"})
+    return specs
+
+
 # ------------------------------------------------------------------ output
 def fmt_table(rows: list[dict], copy_bw: float) -> str:
     head = ("| op | dtype | M | N | path | our us | our GB/s | % of copy | torch us | torch GB/s | speedup | "
@@ -200,13 +231,23 @@ def fmt_table(rows: list[dict], copy_bw: float) -> str:
     for r in rows:
         if "us" in r:
             lines.append(
-                f"| {r['op']} | {r['dtype']} | {r['M']} | {r['N']} | {r['path']} | {r['us']:.1f} | "
+                f"| {r['op']} | {r['dtype']} | {r['M']} | {r['N']} | {path_label(r)} | {r['us']:.1f} | "
                 f"{r['gbps']:.0f} | {100 * r['gbps'] / copy_bw:.1f}% | {r['torch_us']:.1f} | "
                 f"{r['torch_gbps']:.0f} | {r['speedup']:.2f}x | {r['err']:.1e} / {r['torch_err']:.1e} |")
         else:
-            lines.append(f"| {r['op']} | {r['dtype']} | {r['M']} | {r['N']} | {r.get('path', '?')} | "
+            lines.append(f"| {r['op']} | {r['dtype']} | {r['M']} | {r['N']} | {path_label(r)} | "
                          f"FAILED: {r.get('error', '?')} | | | {r.get('torch_us', float('nan')):.1f} | | | |")
     return head + "\n".join(lines) + "\n"
+
+
+def path_label(r: dict) -> str:
+    label = r.get("path", "?")
+    if "kernel" in r:
+        p = r["kernel"].split("<")[1].rstrip(">").split(",")[1:]  # vec, tpr, (rpb,) nv, (cluster)
+        label += f" `{'/'.join(p)}`"
+    if r.get("spec", "default") != "default":
+        label += f" [{r['spec']}]"
+    return label
 
 
 def plot(rows: list[dict], copy_bw: float, path: Path, device: str):
@@ -254,6 +295,8 @@ def main(argv=None):
     ap.add_argument("--ns", default=None, help="comma-separated N values for the sweep (default: all)")
     ap.add_argument("--variants", default="stream",
                     help="comma-separated forced paths also timed at N >= 32768 (diagnosis); '' for none")
+    ap.add_argument("--explore", action="store_true",
+                    help="also time alternative launch shapes and no-cache-hint builds at every shape")
     ap.add_argument("--seed", type=int, default=1234)
     args = ap.parse_args(argv)
 
@@ -291,33 +334,39 @@ def main(argv=None):
         if not args.quick:
             cases += [(dtype, M, N, False) for M, N in LLM_C]
 
-    rk = ReferenceKernels()
-    # One NVRTC module per op with every instance this run needs.
-    plans = []
+    rks = {True: ReferenceKernels(),
+           False: ReferenceKernels(options=("-std=c++17", "-DSOL_NO_CACHE_HINTS"))}
+
+    def specs_for(N: int, dtype: str) -> list[dict]:
+        specs = [{}] + [{"kind": v} for v in (variants if N >= 32768 else [])]
+        if args.explore:
+            specs += [s for s in explore_specs(N, dtype) if s not in specs]
+        return specs
+
+    # One NVRTC module per op (and hint setting) with every instance this run needs.
+    plans = {True: [], False: []}
     for op in ops:
         for dtype, M, N, _ in cases:
             dt = cp.uint16 if dtype == "bf16" else cp.float32
-            plans.append(rk.plan(op, M, N, dt))
-            for v in variants if N >= 32768 else ():
+            for spec in specs_for(N, dtype):
                 try:
-                    plans.append(rk.plan(op, M, N, dt, kind=v))
+                    plans[spec.get("hints", True)].append(
+                        rks[True].plan(op, M, N, dt, kind=spec.get("kind"), **(spec.get("config") or {})))
                 except ValueError:
                     pass
-    rk.prepare(plans)
+    for h, ps in plans.items():
+        rks[h].prepare(ps)
 
     rows = []
     for k, (dtype, M, N, is_sweep) in enumerate(cases):
         for op in ops:
-            kinds = [None] + (variants if N >= 32768 else [])
-            got = run_case(rk, timer, op, dtype, M, N, args.seed + k, kinds)
+            got = run_case(rks, timer, op, dtype, M, N, args.seed + k, specs_for(N, dtype))
             for i, r in enumerate(got):
                 r["sweep"], r["default"] = is_sweep, i == 0
-                if i > 0:
-                    r["forced"] = kinds[i]
                 msg = (f"{r['gbps']:.0f} GB/s ({100 * r['gbps'] / copy_bw:.1f}% copy), {r['us']:.1f} us vs torch "
                        f"{r['torch_us']:.1f} us ({r['speedup']:.2f}x), err {r['err']:.1e}" if "us" in r
                        else f"FAILED {r.get('error')}")
-                print(f"{op:9s} {dtype} {M:7d}x{N:<6d} {r.get('path', '?'):7s} {msg}", flush=True)
+                print(f"{op:9s} {dtype} {M:7d}x{N:<6d} {path_label(r):40s} {msg}", flush=True)
             rows += got
 
     default_rows = [r for r in rows if r["default"]]
@@ -333,7 +382,7 @@ def main(argv=None):
     print(f"device: {name}, L2 {l2 >> 20} MiB, copy ceiling {copy_bw:.0f} GB/s, median of {args.reps}, L2 flushed")
     print(table)
     if vtable:
-        print("forced-path variants (diagnosis):")
+        print("variants (diagnosis):")
         print(vtable)
     print(summary)
 
@@ -354,7 +403,7 @@ def main(argv=None):
               ">= 4x L2, except llm.c's 8192 x 768 (fits in L2: cold-cache number, not a bandwidth test).", "",
               summary, "", table]
         if vtable:
-            md += ["", "## Forced paths (diagnosis)", "", vtable]
+            md += ["", "## Variants (diagnosis: forced paths / launch shapes / no cache hints)", "", vtable]
         (out / "speed_of_light.md").write_text("\n".join(md))
         plot(rows, copy_bw, out / "speed_of_light.png", name)
         print(f"wrote {out}/speed_of_light.md, .png, .json")

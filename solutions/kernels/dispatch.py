@@ -11,8 +11,9 @@ depends on the row length N and the dtype, the way fast norm/softmax libraries d
 * ``stream``  anything else (N > 262144, a GPU without clusters, or the CPU emulator): block per row,
   Welford / online-softmax statistics in one read, then a second read (mostly from L2) for the output.
 
-16-byte vectors (float4, or 8 bf16) are used when N is a multiple of the vector width and the pointers are
-16-byte aligned; otherwise the same kernels run with scalar accesses (e.g. the 50257-wide logits).
+16-byte vectors (float4, or 8 bf16) are used when the pointers are 16-byte aligned. Rows that do not start
+on a 16-byte boundary (N not a multiple of the vector width, e.g. 50257 logits) move their aligned body
+with vectors and a scalar head/tail of < 2 vectors (cached/cluster); the stream kernel then uses scalars.
 
 bf16 tensors are passed as uint16 arrays holding the bf16 bits (cupy has no bfloat16 dtype).
 
@@ -49,6 +50,8 @@ WARP_ROW_MAX_ELEMS = 32      # per-thread register cache, elements (fp32 registe
 BLOCK_ROW_TARGET_ELEMS = 16  # preferred per-thread elements when a bigger block can take the rest
 ROWS_PER_BLOCK = 4           # warp-per-row mode: 4 warps (128 threads) per block
 MAX_CLUSTER = 8              # portable cluster size limit
+BLOCK_ROW_TPR = (64, 128, 256, 512, 1024)            # block-per-row sizes, smallest first
+CLUSTER_SHAPES = ((2, 1024), (4, 1024), (8, 1024))   # (CTAs, threads per CTA), first that fits wins
 
 
 def source(op: str) -> str:
@@ -96,10 +99,14 @@ class Plan:
 
 
 def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
-         allow_cluster: bool = True) -> Plan:
+         allow_cluster: bool = True, tpr: int | None = None, cluster: int | None = None,
+         rpb: int | None = None, nv: int | None = None) -> Plan:
     """Pick the kernel and launch configuration for an (M, N) problem.
 
-    ``kind`` forces one of KINDS (benchmarks use it to compare paths); None picks the fastest sound one.
+    ``aligned``: x, y and the parameters all start on 16-byte boundaries (rows themselves may not:
+    the cached/cluster kernels peel a scalar head/tail per row). ``kind`` forces one of KINDS and
+    ``tpr``/``cluster``/``rpb``/``nv`` force a configuration (benchmarks use them to compare);
+    None picks the default.
     """
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}")
@@ -109,44 +116,52 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         raise ValueError("M and N must be positive")
     dt = _canon_dtype(dtype)
     ctype, width = _ELEM[dt]
-    vec = width if (aligned and N % width == 0) else 1
+    vec = width if aligned else 1
     nvec = -(-N // vec)
 
-    def cached(tpr: int, rpb: int) -> Plan:
-        nv = -(-nvec // tpr)
-        return Plan(op, "cached", ctype, vec, tpr, rpb, nv, 1, (-(-M // rpb),), (tpr * rpb,))
+    def cached(t: int, r: int) -> Plan:
+        n = -(-nvec // t)
+        if n * vec > 2 * WARP_ROW_MAX_ELEMS:
+            raise ValueError(f"N={N} needs {n * vec} registers per thread at {t} threads per row")
+        return Plan(op, "cached", ctype, vec, t, r, n, 1, (-(-M // r),), (t * r,))
 
-    def cluster(c: int) -> Plan:
-        nv = -(-nvec // (1024 * c))
-        return Plan(op, "cluster", ctype, vec, 1024, 1, nv, c, (M * c,), (1024,))
+    def clustered(c: int, t: int = 1024) -> Plan:
+        n = -(-nvec // (t * c))
+        return Plan(op, "cluster", ctype, vec, t, 1, n, c, (M * c,), (t,))
 
     def stream() -> Plan:
-        tpr = 512 if nvec >= 4096 else 256
-        unroll = 4 if vec > 1 else 8   # 16-byte vectors: 4 in flight; scalars: 8
-        return Plan(op, "stream", ctype, vec, tpr, 1, unroll, 1, (M,), (tpr,))
+        v = width if (aligned and N % width == 0) else 1
+        t = tpr or (512 if N >= 4096 * v else 256)
+        unroll = nv or (4 if v > 1 else 8)   # 16-byte vectors: 4 in flight per chunk; scalars: 8
+        return Plan(op, "stream", ctype, v, t, 1, unroll, 1, (M,), (t,))
 
     if kind == "stream":
         return stream()
+    if kind == "cluster" or cluster is not None:
+        if not allow_cluster:
+            raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
+        if cluster is not None:
+            return clustered(cluster, tpr or 1024)
+    if tpr is not None and kind in (None, "cached"):
+        return cached(tpr, rpb or (ROWS_PER_BLOCK if tpr == 32 else 1))
 
     if kind in (None, "cached"):
         if nvec * vec <= 32 * WARP_ROW_MAX_ELEMS:
-            return cached(32, ROWS_PER_BLOCK)
-        for tpr in (64, 128, 256, 512, 1024):
-            if -(-nvec // tpr) * vec <= BLOCK_ROW_TARGET_ELEMS:
-                return cached(tpr, 1)
+            return cached(32, rpb or ROWS_PER_BLOCK)
+        for t in BLOCK_ROW_TPR:
+            if -(-nvec // t) * vec <= BLOCK_ROW_TARGET_ELEMS:
+                return cached(t, 1)
         if -(-nvec // 1024) * vec <= WARP_ROW_MAX_ELEMS:
             return cached(1024, 1)
         if kind == "cached":
             raise ValueError(f"N={N} does not fit one block's registers; use kind='cluster' or 'stream'")
 
     if allow_cluster and kind in (None, "cluster"):
-        for c in (2, 4, 8):
-            if -(-nvec // (1024 * c)) * vec <= WARP_ROW_MAX_ELEMS:
-                return cluster(c)
+        for c, t in CLUSTER_SHAPES:
+            if -(-nvec // (t * c)) * vec <= WARP_ROW_MAX_ELEMS:
+                return clustered(c, t)
         if kind == "cluster":
             raise ValueError(f"N={N} does not fit {MAX_CLUSTER} CTAs' registers; use kind='stream'")
-    elif kind == "cluster":
-        raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
     return stream()
 
 
@@ -191,8 +206,9 @@ class ReferenceKernels:
         self._functions: dict[str, object] = {}
 
     # -- planning / compiling -------------------------------------------------------------
-    def plan(self, op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None) -> Plan:
-        return plan(op, M, N, dtype, aligned=aligned, kind=kind, allow_cluster=self.allow_cluster)
+    def plan(self, op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
+             **config) -> Plan:
+        return plan(op, M, N, dtype, aligned=aligned, kind=kind, allow_cluster=self.allow_cluster, **config)
 
     def prepare(self, plans: Iterable[Plan]) -> None:
         """Compile every not-yet-built instance of the given plans, one module per op."""
@@ -211,53 +227,53 @@ class ReferenceKernels:
         return self._functions[p.name]
 
     # -- launching ------------------------------------------------------------------------
-    def _plan_for(self, op: str, x, params, kind: str | None) -> Plan:
+    def _plan_for(self, op: str, x, params, kind: str | None, out=None, config=None) -> Plan:
         if x.ndim != 2 or not x.flags.c_contiguous:
             raise ValueError(f"{op}: x must be a C-contiguous 2-D array, got shape {x.shape}")
         M, N = x.shape
         for p in params:
             if p.shape != (N,) or p.dtype != x.dtype:
                 raise ValueError(f"{op}: parameters must have shape ({N},) and dtype {x.dtype}")
-        aligned = all(_data_ptr(a) % 16 == 0 for a in (x, *params))
-        return self.plan(op, M, N, x.dtype, aligned=aligned, kind=kind)
+        arrays = (x, *params) + ((out,) if out is not None else ())
+        aligned = all(_data_ptr(a) % 16 == 0 for a in arrays)
+        return self.plan(op, M, N, x.dtype, aligned=aligned, kind=kind, **(config or {}))
 
     def _out(self, x, out):
         if out is None:
             return _array_module(x).empty_like(x)
         if out.shape != x.shape or out.dtype != x.dtype or not out.flags.c_contiguous:
             raise ValueError("out must be a C-contiguous array like x")
-        if _data_ptr(out) % 16 != 0 and _data_ptr(x) % 16 == 0:
-            raise ValueError("out must be 16-byte aligned like x")
         return out
 
-    def layernorm(self, x, gamma, beta, eps: float = 1e-5, out=None, kind: str | None = None):
-        p = self._plan_for("layernorm", x, (gamma, beta), kind)
+    def layernorm(self, x, gamma, beta, eps: float = 1e-5, out=None, kind: str | None = None, config=None):
         y = self._out(x, out)
+        p = self._plan_for("layernorm", x, (gamma, beta), kind, y, config)
         M, N = x.shape
         self.function(p)(p.grid, p.block, (x, gamma, beta, y, np.int32(M), np.int32(N), np.float32(eps)))
         return y
 
-    def rmsnorm(self, x, gamma, eps: float = 1e-6, out=None, kind: str | None = None):
-        p = self._plan_for("rmsnorm", x, (gamma,), kind)
+    def rmsnorm(self, x, gamma, eps: float = 1e-6, out=None, kind: str | None = None, config=None):
         y = self._out(x, out)
+        p = self._plan_for("rmsnorm", x, (gamma,), kind, y, config)
         M, N = x.shape
         self.function(p)(p.grid, p.block, (x, gamma, y, np.int32(M), np.int32(N), np.float32(eps)))
         return y
 
-    def softmax(self, x, out=None, kind: str | None = None):
-        p = self._plan_for("softmax", x, (), kind)
+    def softmax(self, x, out=None, kind: str | None = None, config=None):
         y = self._out(x, out)
+        p = self._plan_for("softmax", x, (), kind, y, config)
         M, N = x.shape
         self.function(p)(p.grid, p.block, (x, y, np.int32(M), np.int32(N)))
         return y
 
-    def run(self, op: str, x, params=(), eps: float | None = None, out=None, kind: str | None = None):
-        """Uniform entry for benchmarks: params = (gamma, beta) | (gamma,) | ()."""
+    def run(self, op: str, x, params=(), eps: float | None = None, out=None, kind: str | None = None,
+            config=None):
+        """Uniform entry for benchmarks: params = (gamma, beta) | (gamma,) | (); config = plan overrides."""
         if op == "layernorm":
-            return self.layernorm(x, *params, eps=1e-5 if eps is None else eps, out=out, kind=kind)
+            return self.layernorm(x, *params, eps=1e-5 if eps is None else eps, out=out, kind=kind, config=config)
         if op == "rmsnorm":
-            return self.rmsnorm(x, *params, eps=1e-6 if eps is None else eps, out=out, kind=kind)
-        return self.softmax(x, out=out, kind=kind)
+            return self.rmsnorm(x, *params, eps=1e-6 if eps is None else eps, out=out, kind=kind, config=config)
+        return self.softmax(x, out=out, kind=kind, config=config)
 
 
 # --- host-side helpers for bf16 stored as uint16 bits (numpy) -------------------------------

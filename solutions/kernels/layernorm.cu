@@ -13,10 +13,14 @@
 // The file is self-contained (no #include) so NVRTC, cupy and the course's CPU emulator can all build it.
 
 // ---------------------------------------------------------------- helpers shared by the three op files
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && !defined(SOL_NO_CACHE_HINTS)
 #define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once, let it leave L2 first
 #define SOL_LDG(p) __ldg(p)            // read-only path: gamma/beta are re-read by every row
 #define SOL_STCS(p, v) __stcs(p, v)    // streaming store: y is not read again by this kernel
+#elif defined(__CUDA_ARCH__)           // -DSOL_NO_CACHE_HINTS: plain loads/stores (benchmark variant)
+#define SOL_LDCS(p) __ldg(p)
+#define SOL_LDG(p) __ldg(p)
+#define SOL_STCS(p, v) (*(p) = (v))
 #else
 #define SOL_LDCS(p) (*(p))
 #define SOL_LDG(p) (*(p))
@@ -149,10 +153,41 @@ __device__ __forceinline__ float sol_row_allreduce(float v, float* warp_buf, flo
     }
     return v;
 }
+// A row split into a 16-byte-aligned body of nb vectors (starting at element `shift`) and up to 2W - 2
+// scalar extras (the head before the body, the tail after it), so rows whose start is not 16-byte aligned
+// (N not a multiple of W, e.g. 50257 logits) still move their bulk with vector accesses.
+template <typename T, int W>
+struct SolRowSplit {
+    int shift, nb, extras;
+    __device__ __forceinline__ SolRowSplit(const T* row, int N) {
+        if constexpr (W == 1) {
+            shift = 0; nb = N; extras = 0;
+        } else {
+            const int mis = (int)((reinterpret_cast<unsigned long long>(row) / sizeof(T)) % W);
+            shift = min((W - mis) % W, N);
+            nb = (N - shift) / W;
+            extras = N - nb * W;
+        }
+    }
+    // element index of extra number e (e < extras): head elements first, then the tail
+    __device__ __forceinline__ int extra_index(int e) const { return e < shift ? e : nb * W + e; }
+};
+
+// Parameters (gamma, beta) are indexed by column: vector loads only when the body is aligned for them too.
+template <typename T, int W>
+__device__ __forceinline__ void sol_load_param(const T* __restrict__ p, float (&v)[W], bool vec_ok) {
+    if (vec_ok) {
+        sol_load<T, W, false>(p, v);
+    } else {
+#pragma unroll
+        for (int k = 0; k < W; ++k) v[k] = sol_to_f32(SOL_LDG(p + k));
+    }
+}
 // ---------------------------------------------------------------- end of shared helpers
 
-// Row cached in registers: thread t of the row owns vectors c = ((i * CLUSTER + rank) * TPR + t) * W,
-// i < NV, so each load instruction of a warp covers 32 * 16 contiguous bytes.
+// Row cached in registers: thread t of the row owns body vectors j = (i * CLUSTER + rank) * TPR + t, i < NV
+// (elements shift + j * W ...), so each load instruction of a warp covers 32 * 16 contiguous bytes; the few
+// scalar extras of a misaligned row go to the first threads of rank 0.
 template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
 __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, const T* __restrict__ gamma,
                                                      const T* __restrict__ beta, T* __restrict__ y,
@@ -167,14 +202,18 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
     if (TPR == 32 && row >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     const T* xr = x + row * N;
     T* yr = y + row * N;
+    const SolRowSplit<T, W> rs(xr, N);
+    const bool has_ex = rank == 0 && t < rs.extras;
+    const int ex_i = has_ex ? rs.extra_index(t) : 0;
 
     float v[NV][W];
-    float sum = 0.0f;
+    float ex = has_ex ? sol_to_f32(SOL_LDCS(xr + ex_i)) : 0.0f;
+    float sum = ex;
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
-        if (c < N) {
-            sol_load<T, W, true>(xr + c, v[i]);
+        const int j = (i * CLUSTER + rank) * TPR + t;
+        if (j < rs.nb) {
+            sol_load<T, W, true>(xr + rs.shift + j * W, v[i]);
         } else {
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = 0.0f;
@@ -185,11 +224,11 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
     const float mean = sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[0], &cluster_buf[0]) / N;
 
     // Second pass over the registers: exact sum of squared deviations, no E[x^2] - E[x]^2 cancellation.
-    float sq = 0.0f;
+    float sq = has_ex ? (ex - mean) * (ex - mean) : 0.0f;
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
-        if (c < N) {
+        const int j = (i * CLUSTER + rank) * TPR + t;
+        if (j < rs.nb) {
 #pragma unroll
             for (int k = 0; k < W; ++k) {
                 const float d = v[i][k] - mean;
@@ -200,13 +239,17 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
     const float var = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[1], &cluster_buf[1]) / N;
     const float rstd = rsqrtf(var + eps);
 
+    if (has_ex)
+        sol_from_f32(yr + ex_i, fmaf((ex - mean) * rstd, sol_to_f32(SOL_LDG(gamma + ex_i)),
+                                     sol_to_f32(SOL_LDG(beta + ex_i))));
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
-        if (c < N) {
+        const int j = (i * CLUSTER + rank) * TPR + t;
+        if (j < rs.nb) {
+            const int c = rs.shift + j * W;
             float g[W], b[W];
-            sol_load<T, W, false>(gamma + c, g);
-            sol_load<T, W, false>(beta + c, b);
+            sol_load_param<T, W>(gamma + c, g, rs.shift == 0);
+            sol_load_param<T, W>(beta + c, b, rs.shift == 0);
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = fmaf((v[i][k] - mean) * rstd, g[k], b[k]);
             sol_store<T, W>(yr + c, v[i]);

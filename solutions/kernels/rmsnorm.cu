@@ -8,10 +8,14 @@
 // Self-contained (no #include): NVRTC, cupy and the course's CPU emulator can all build it.
 
 // ---------------------------------------------------------------- helpers shared by the three op files
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && !defined(SOL_NO_CACHE_HINTS)
 #define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once, let it leave L2 first
 #define SOL_LDG(p) __ldg(p)            // read-only path: gamma/beta are re-read by every row
 #define SOL_STCS(p, v) __stcs(p, v)    // streaming store: y is not read again by this kernel
+#elif defined(__CUDA_ARCH__)           // -DSOL_NO_CACHE_HINTS: plain loads/stores (benchmark variant)
+#define SOL_LDCS(p) __ldg(p)
+#define SOL_LDG(p) __ldg(p)
+#define SOL_STCS(p, v) (*(p) = (v))
 #else
 #define SOL_LDCS(p) (*(p))
 #define SOL_LDG(p) (*(p))
@@ -144,6 +148,36 @@ __device__ __forceinline__ float sol_row_allreduce(float v, float* warp_buf, flo
     }
     return v;
 }
+// A row split into a 16-byte-aligned body of nb vectors (starting at element `shift`) and up to 2W - 2
+// scalar extras (the head before the body, the tail after it), so rows whose start is not 16-byte aligned
+// (N not a multiple of W, e.g. 50257 logits) still move their bulk with vector accesses.
+template <typename T, int W>
+struct SolRowSplit {
+    int shift, nb, extras;
+    __device__ __forceinline__ SolRowSplit(const T* row, int N) {
+        if constexpr (W == 1) {
+            shift = 0; nb = N; extras = 0;
+        } else {
+            const int mis = (int)((reinterpret_cast<unsigned long long>(row) / sizeof(T)) % W);
+            shift = min((W - mis) % W, N);
+            nb = (N - shift) / W;
+            extras = N - nb * W;
+        }
+    }
+    // element index of extra number e (e < extras): head elements first, then the tail
+    __device__ __forceinline__ int extra_index(int e) const { return e < shift ? e : nb * W + e; }
+};
+
+// Parameters (gamma, beta) are indexed by column: vector loads only when the body is aligned for them too.
+template <typename T, int W>
+__device__ __forceinline__ void sol_load_param(const T* __restrict__ p, float (&v)[W], bool vec_ok) {
+    if (vec_ok) {
+        sol_load<T, W, false>(p, v);
+    } else {
+#pragma unroll
+        for (int k = 0; k < W; ++k) v[k] = sol_to_f32(SOL_LDG(p + k));
+    }
+}
 // ---------------------------------------------------------------- end of shared helpers
 
 template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
@@ -159,14 +193,18 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
     if (TPR == 32 && row >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     const T* xr = x + row * N;
     T* yr = y + row * N;
+    const SolRowSplit<T, W> rs(xr, N);  // aligned body + scalar head/tail (see layernorm.cu)
+    const bool has_ex = rank == 0 && t < rs.extras;
+    const int ex_i = has_ex ? rs.extra_index(t) : 0;
 
     float v[NV][W];
-    float sq = 0.0f;
+    const float ex = has_ex ? sol_to_f32(SOL_LDCS(xr + ex_i)) : 0.0f;
+    float sq = ex * ex;
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
-        if (c < N) {
-            sol_load<T, W, true>(xr + c, v[i]);
+        const int j = (i * CLUSTER + rank) * TPR + t;
+        if (j < rs.nb) {
+            sol_load<T, W, true>(xr + rs.shift + j * W, v[i]);
         } else {
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = 0.0f;
@@ -177,12 +215,14 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
     const float ms = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf, cluster_buf) / N;
     const float rrms = rsqrtf(ms + eps);
 
+    if (has_ex) sol_from_f32(yr + ex_i, ex * rrms * sol_to_f32(SOL_LDG(gamma + ex_i)));
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
-        if (c < N) {
+        const int j = (i * CLUSTER + rank) * TPR + t;
+        if (j < rs.nb) {
+            const int c = rs.shift + j * W;
             float g[W];
-            sol_load<T, W, false>(gamma + c, g);
+            sol_load_param<T, W>(gamma + c, g, rs.shift == 0);
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = v[i][k] * rrms * g[k];
             sol_store<T, W>(yr + c, v[i]);

@@ -10,10 +10,14 @@
 // Self-contained (no #include): NVRTC, cupy and the course's CPU emulator can all build it.
 
 // ---------------------------------------------------------------- helpers shared by the three op files
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && !defined(SOL_NO_CACHE_HINTS)
 #define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once, let it leave L2 first
 #define SOL_LDG(p) __ldg(p)            // read-only path: gamma/beta are re-read by every row
 #define SOL_STCS(p, v) __stcs(p, v)    // streaming store: y is not read again by this kernel
+#elif defined(__CUDA_ARCH__)           // -DSOL_NO_CACHE_HINTS: plain loads/stores (benchmark variant)
+#define SOL_LDCS(p) __ldg(p)
+#define SOL_LDG(p) __ldg(p)
+#define SOL_STCS(p, v) (*(p) = (v))
 #else
 #define SOL_LDCS(p) (*(p))
 #define SOL_LDG(p) (*(p))
@@ -146,6 +150,36 @@ __device__ __forceinline__ float sol_row_allreduce(float v, float* warp_buf, flo
     }
     return v;
 }
+// A row split into a 16-byte-aligned body of nb vectors (starting at element `shift`) and up to 2W - 2
+// scalar extras (the head before the body, the tail after it), so rows whose start is not 16-byte aligned
+// (N not a multiple of W, e.g. 50257 logits) still move their bulk with vector accesses.
+template <typename T, int W>
+struct SolRowSplit {
+    int shift, nb, extras;
+    __device__ __forceinline__ SolRowSplit(const T* row, int N) {
+        if constexpr (W == 1) {
+            shift = 0; nb = N; extras = 0;
+        } else {
+            const int mis = (int)((reinterpret_cast<unsigned long long>(row) / sizeof(T)) % W);
+            shift = min((W - mis) % W, N);
+            nb = (N - shift) / W;
+            extras = N - nb * W;
+        }
+    }
+    // element index of extra number e (e < extras): head elements first, then the tail
+    __device__ __forceinline__ int extra_index(int e) const { return e < shift ? e : nb * W + e; }
+};
+
+// Parameters (gamma, beta) are indexed by column: vector loads only when the body is aligned for them too.
+template <typename T, int W>
+__device__ __forceinline__ void sol_load_param(const T* __restrict__ p, float (&v)[W], bool vec_ok) {
+    if (vec_ok) {
+        sol_load<T, W, false>(p, v);
+    } else {
+#pragma unroll
+        for (int k = 0; k < W; ++k) v[k] = sol_to_f32(SOL_LDG(p + k));
+    }
+}
 // ---------------------------------------------------------------- end of shared helpers
 
 #define SOL_LOG2E 1.4426950408889634f
@@ -162,14 +196,18 @@ __device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* _
     if (TPR == 32 && row >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     const T* xr = x + row * N;
     T* yr = y + row * N;
+    const SolRowSplit<T, W> rs(xr, N);  // aligned body + scalar head/tail (see layernorm.cu)
+    const bool has_ex = rank == 0 && t < rs.extras;
+    const int ex_i = has_ex ? rs.extra_index(t) : 0;
 
     float v[NV][W];
-    float mx = SolMax::identity();
+    float ex = has_ex ? sol_to_f32(SOL_LDCS(xr + ex_i)) : SolMax::identity();
+    float mx = ex;
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
-        if (c < N) {
-            sol_load<T, W, true>(xr + c, v[i]);
+        const int j = (i * CLUSTER + rank) * TPR + t;
+        if (j < rs.nb) {
+            sol_load<T, W, true>(xr + rs.shift + j * W, v[i]);
         } else {
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = SolMax::identity();
@@ -180,25 +218,27 @@ __device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* _
     mx = sol_row_allreduce<SolMax, TPR, CLUSTER>(mx, warp_buf[0], &cluster_buf[0]);
     const float mx_l2 = mx * SOL_LOG2E;
 
-    float sum = 0.0f;
+    // exp(x - max) as 2^(x*log2e - max*log2e): one FFMA + one MUFU.EX2. Padding (-inf) gives 0.
+    ex = exp2f(fmaf(ex, SOL_LOG2E, -mx_l2));
+    float sum = ex;
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
 #pragma unroll
         for (int k = 0; k < W; ++k) {
-            // exp(x - max) as 2^(x*log2e - max*log2e): one FFMA + one MUFU.EX2. Padding (-inf) gives 0.
             v[i][k] = exp2f(fmaf(v[i][k], SOL_LOG2E, -mx_l2));
             sum += v[i][k];
         }
     }
     const float inv = 1.0f / sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[1], &cluster_buf[1]);
 
+    if (has_ex) sol_from_f32(yr + ex_i, ex * inv);
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int c = ((i * CLUSTER + rank) * TPR + t) * W;
-        if (c < N) {
+        const int j = (i * CLUSTER + rank) * TPR + t;
+        if (j < rs.nb) {
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] *= inv;
-            sol_store<T, W>(yr + c, v[i]);
+            sol_store<T, W>(yr + rs.shift + j * W, v[i]);
         }
     }
     if constexpr (CLUSTER > 1) sol_cluster_sync();  // peers may still read this CTA's cluster_buf
