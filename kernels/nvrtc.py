@@ -29,6 +29,9 @@ from .signature import Param
 SOURCE_NAME = "kern.cu"          # the name cupy gives its programs, so logs look the same
 DEFAULT_STD = "-std=c++17"
 DEFAULT_ARCH = "--gpu-architecture=compute_90"
+# cupy 14 adds these to every NVRTC compile (cupy/cuda/compiler.py): unannotated
+# functions are __device__, denormals flush to zero
+CUPY_IMPLICIT = ("--device-as-default-execution-space", "-ftz=true")
 PROBE_TEMPLATE = "__kernels_probe_"
 
 _lock = threading.Lock()
@@ -100,12 +103,17 @@ def include_dirs() -> Tuple[str, ...]:
 
 
 def assemble_options(options: Sequence[str]) -> Tuple[str, ...]:
-    """User options plus cupy-like defaults (C++17, an architecture, include dirs)."""
+    """User options plus cupy's defaults (C++17, an architecture, ``-default-device``,
+    ``-ftz=true``) and include dirs."""
     opts = tuple(str(o) for o in options)
     if not any(o.startswith(("-std=", "--std=", "-std ", "--std ")) for o in opts):
         opts += (DEFAULT_STD,)
     if not any(o.startswith(("-arch", "--gpu-architecture")) for o in opts):
         opts += (DEFAULT_ARCH,)
+    if not any(o in ("-default-device", CUPY_IMPLICIT[0]) for o in opts):
+        opts += (CUPY_IMPLICIT[0],)
+    if not any(o.startswith(("-ftz", "--ftz")) for o in opts):
+        opts += (CUPY_IMPLICIT[1],)
     return opts + tuple("-I" + d for d in include_dirs())
 
 
@@ -171,7 +179,8 @@ def compile_error(log: str, source: str, *, headline: str = "CUDA source does no
         zh += " 设备代码里没有 INFINITY 宏：请用 CUDART_INF_F（#include <math_constants.h>）或 __int_as_float(0x7f800000)。"
     if any("cannot open source file" in d[2] or "could not open source file" in d[2] for d in errors):
         zh += " NVRTC 只能包含 CUDA 头文件（cuda_fp16.h、math_constants.h 等），不能包含主机端 C/C++ 头文件。"
-    if any("host functions are not allowed" in d[2] for d in errors):
+    if any("host functions are not allowed" in d[2] or "device-side kernel launch" in d[2]
+           for d in errors):
         zh += " RawModule 只编译设备代码：删掉主机端函数（例如 <<<...>>> 启动包装函数），在 Python 里调用 kernel。"
     return CompileError(msg, log=log.replace("\x00", ""), diagnostics=diags, line=line,
                         source_line=source_line, details=zh)

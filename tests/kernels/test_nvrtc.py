@@ -90,12 +90,22 @@ def test_header_error_is_attributed_to_the_instantiating_line():
     assert "too big" in info.value.message
 
 
+def test_unannotated_functions_are_device_functions_like_cupy():
+    # cupy compiles with --device-as-default-execution-space
+    src = ("float sq(float v) { return v * v; }\n"
+           'extern "C" __global__ void k(float* x) { x[0] = sq(x[0]); }\n')
+    assert "k" in nvrtc.compile_source(src).kernels
+
+
 def test_host_launch_wrapper_is_rejected_with_advice():
-    src = ("__global__ void k(float* x) { x[0] = 1.0f; }\n"
-           "void launch(float* x) { k<<<1, 1>>>(x); }\n")
+    src = ("#include <cuda_runtime.h>\n"
+           "__global__ void k(float* x) { x[0] = 1.0f; }\n"
+           "void launch(float* x, cudaStream_t s) {\n"
+           "  k<<<1, 1, 0, s>>>(x);\n"
+           "}\n")
     with pytest.raises(CompileError) as info:
         nvrtc.compile_source(src)
-    assert info.value.line == 2
+    assert info.value.line == 4
     assert "主机端函数" in info.value.details
 
 
