@@ -59,7 +59,9 @@ def _syn_regex(syn: str) -> str:
     esc = re.escape(unicodedata.normalize("NFKC", syn).lower())
     esc = esc.replace(r"\ ", r"\s*")
     if re.match(r"[a-z0-9_]", syn.lower()):
-        esc = r"(?<![a-z0-9_])" + esc       # "nan" must not hit "nano"; prefixes ("coalesc") still hit
+        esc = r"(?<![a-z0-9_])" + esc       # ASCII synonyms start a word; longer ones match prefixes ("coalesc")
+        if len(syn) <= 4 and re.search(r"[a-z0-9_]$", syn.lower()):
+            esc += r"(?![a-z0-9_])"          # short ones are whole words: "nan" must not hit "nano"
     return esc
 
 

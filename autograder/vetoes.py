@@ -56,13 +56,41 @@ def tokens(code: str) -> List[str]:
 
 
 def template_matches(template: str, student: str) -> bool:
-    """Token-wise equality where each ``______`` in the template matches any run of tokens."""
+    """Token-wise equality where each ``______`` in the template matches any run of tokens (even none).
+
+    Glob matching over token lists: the first and last literal segments are
+    anchored, middle segments are found at their earliest position (which is
+    optimal for literal segments), so it is linear-ish and never backtracks.
+    """
     t, s = tokens(template), tokens(student)
-    sep = "\x00"
-    pat = sep.join(".*?" if tok == BLANK else re.escape(tok) for tok in t)
-    # a wildcard may also stand for zero tokens: allow its separators to collapse
-    pat = pat.replace(sep + ".*?" + sep, "(?:" + sep + ".*?)?" + sep)
-    return re.fullmatch(pat, sep.join(s), re.S) is not None
+    segs = [[]]
+    for tok in t:
+        if tok == BLANK:
+            segs.append([])
+        else:
+            segs[-1].append(tok)
+    if len(segs) == 1:
+        return t == s
+    first, middle, last = segs[0], segs[1:-1], segs[-1]
+    if s[:len(first)] != first or len(s) < len(first) + len(last) or (last and s[len(s) - len(last):] != last):
+        return False
+    pos, end = len(first), len(s) - len(last)
+    for seg in middle:
+        if not seg:
+            continue
+        found = _find(s, seg, pos, end)
+        if found < 0:
+            return False
+        pos = found + len(seg)
+    return pos <= end
+
+
+def _find(s, seg, start, end) -> int:
+    n = len(seg)
+    for i in range(start, end - n + 1):
+        if s[i] == seg[0] and s[i:i + n] == seg:
+            return i
+    return -1
 
 
 def _norm_lines(code: str) -> List[str]:
@@ -246,7 +274,7 @@ GPU_CLAIM = re.compile(
     r"在\s*(我的)?\s*(gpu|显卡|h100|h200|a100|v100|t4|4090|3090|rtx)\S{0,8}上\s*(测|跑|运行)|"
     r"\bmeasured\b|\bbenchmarked\b|\bprofiled\b|\btimed (it|the kernel)\b|"
     r"(nsight|ncu|nsys|nvprof)\s*(显示|结果|report|shows)", re.I)
-_CLAIM_NEG = re.compile(NEGATIONS[:-1] + r"|未|没|仅静态|静态审查|无法|不能|假设|如果|若|预计|估计|理论上|would|could|expected|estimate)", re.I)
+_CLAIM_NEG = re.compile(NEGATIONS[:-1] + r"|未|没|仅静态|静态审查|无法|不能|假设|如果|若|预计|估计|理论上|\bif\b|\bwould\b|\bcould\b|expected|estimate)", re.I)
 
 
 def gpu_claim_vetoes(answers: Dict[str, str], backend: Optional[str]) -> List[Veto]:
@@ -259,7 +287,7 @@ def gpu_claim_vetoes(answers: Dict[str, str], backend: Optional[str]) -> List[Ve
             m = GPU_CLAIM.search(sent)
             if not m:
                 continue
-            clause = re.split(r"[,，;；]", sent[:m.start()])[-1] + sent[m.start():m.end()]
+            clause = re.split(r"[,，;；]", sent[:m.start()])[-1] + re.split(r"[,，;；]", sent[m.start():])[0]
             if _CLAIM_NEG.search(clause):
                 continue
             where = "没有记录到 GPU 运行" if backend is None else f"本次运行的后端是 {backend}（没有 GPU）"
