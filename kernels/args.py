@@ -181,6 +181,8 @@ def _check_pointer(kernel, p: Param, i: int, a, backend: str):
 # how cupy passes Python scalars (cupy/_core/_scalar.pyx)
 _PY_AS_C = {bool: "a 1-byte bool", int: "an 8-byte long long", float: "an 8-byte double",
             complex: "a 16-byte complex<double>"}
+_PY_AS_C_ZH = {bool: "1 字节 bool", int: "8 字节 long long", float: "8 字节 double",
+               complex: "16 字节 complex<double>"}
 
 
 def _python_scalar_exact(a, want: Optional[np.dtype]):
@@ -213,7 +215,7 @@ def _check_scalar(kernel, p: Param, i: int, a):
         as_c = _PY_AS_C[type(a)]
         _fail(kernel, p, i, f"got a Python {type(a).__name__} {a!r}; cupy would pass it as "
                             f"{as_c}, not a {p.ctype}. Wrap it: {ctor}",
-              f"传入的是 Python {type(a).__name__}，cupy 会按 {as_c} 传递，与 {p.ctype} 不符，"
+              f"传入的是 Python {type(a).__name__}，cupy 会按 {_PY_AS_C_ZH[type(a)]} 传递，与 {p.ctype} 不符，"
               f"kernel 会读到错误的值。请写成 {ctor}。")
     if not isinstance(a, np.generic):
         _fail(kernel, p, i, f"expected a numpy scalar, got {_where(a)}",

@@ -267,3 +267,31 @@ def test_end_to_end_on_gpu(monkeypatch):
     with pytest.raises(kernels.ArgumentError) as info:
         f((2,), (256,), (host, d, d, d, np.int32(2), np.int32(8), np.float32(1e-5)))
     assert "kernels.asarray" in info.value.message
+
+
+VEC_SRC = r"""
+extern "C" __global__ void scale4(const float4* __restrict__ in, float4* out, float s, int n4) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n4) { float4 v = in[i]; out[i] = make_float4(v.x * s, v.y * s, v.z * s, v.w * s); }
+}
+"""
+
+
+def test_vector_types_and_rejections_end_to_end_on_cpu(cpu_backend):
+    try:
+        from kernels.cpu import CpuModule  # noqa: F401
+    except ImportError:
+        pytest.skip("CPU emulator backend (kernels.cpu.CpuModule) not present")
+    k = kernels.RawKernel(VEC_SRC, "scale4")
+    src = kernels.asarray(np.arange(64, dtype=np.float32))
+    out = kernels.zeros(64)
+    k((1,), (16,), (src, out, np.float32(0.5), np.int32(16)))
+    assert np.array_equal(kernels.asnumpy(out), np.arange(64, dtype=np.float32) * 0.5)
+    backing = kernels.zeros(65)
+    with pytest.raises(kernels.ArgumentError) as info:
+        k((1,), (16,), (backing[1:], out, np.float32(0.5), np.int32(16)))
+    assert info.value.param == "in" and "aligned" in info.value.message
+    with pytest.raises(kernels.LaunchError):
+        k((0,), (16,), (src, out, np.float32(0.5), np.int32(16)))
+    with pytest.raises(kernels.LaunchError):
+        k((1,), (16,), (src, out, np.float32(0.5), np.int32(16)), shared_mem=300 * 1024)
