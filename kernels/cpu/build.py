@@ -24,6 +24,9 @@ CXX = os.environ.get("KERNELS_CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-g", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
               "-fno-math-errno", "-pthread"]
 NATIVE_FLAGS = ["-O2"]
+# racecheck: the compiler's ThreadSanitizer instrumentation calls our own hooks
+# (runtime/racecheck_shim.cpp); libtsan is never linked.
+RACECHECK_FLAGS = ["-O1", "-DEMU_RACECHECK", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0"]
 MEMCHECK_FLAGS = ["-O1", "-fno-omit-frame-pointer", "-DEMU_ASAN",
                   "-fsanitize=address,alignment,bounds,null", "-fno-sanitize-recover=all"]
 
@@ -48,7 +51,7 @@ def runtime_version() -> str:
                 if p.is_file():
                     h.update(str(p.relative_to(HERE)).encode())
                     h.update(p.read_bytes())
-        h.update(" ".join(BASE_FLAGS + NATIVE_FLAGS + MEMCHECK_FLAGS).encode())
+        h.update(" ".join(BASE_FLAGS + NATIVE_FLAGS + MEMCHECK_FLAGS + RACECHECK_FLAGS).encode())
         try:
             h.update(subprocess.run([CXX, "--version"], capture_output=True, text=True).stdout.encode())
         except OSError:
@@ -171,10 +174,12 @@ def _publish(tmp: Path, final: Path) -> None:
 def runtime_objects(mode: str) -> List[Path]:
     """The runtime compiled once per (runtime version, mode) and reused by every module."""
     d = cache_dir()
-    flags = NATIVE_FLAGS if mode == "native" else MEMCHECK_FLAGS
+    flags = MEMCHECK_FLAGS if mode == "memcheck" else NATIVE_FLAGS
     objs = []
-    for src in ("runtime.cpp", "fiber_switch.S"):
-        out = d / f"rt-{runtime_version()}-{mode}-{src.split('.')[0]}.o"
+    sources = ["runtime.cpp", "fiber_switch.S"] + (["racecheck_shim.cpp"] if mode == "racecheck" else [])
+    for src in sources:
+        flavour = "memcheck" if mode == "memcheck" else "native"
+        out = d / f"rt-{runtime_version()}-{flavour}-{src.split('.')[0]}.o"
         objs.append(out)
         if out.exists():
             continue
@@ -199,7 +204,7 @@ def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str
     flags = user_flags(options)
     key = hashlib.sha256("\0".join([runtime_version(), mode, tu, *flags]).encode()).hexdigest()[:24]
     d = cache_dir()
-    out = d / (f"mod-{key}.so" if mode == "native" else f"memcheck-{key}.bin")
+    out = d / {"native": f"mod-{key}.so", "racecheck": f"race-{key}.so", "memcheck": f"memcheck-{key}.bin"}[mode]
     if out.exists():
         return out
     objs = runtime_objects(mode)
@@ -213,6 +218,11 @@ def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str
             if mode == "native":
                 cmd = [CXX, *BASE_FLAGS, *NATIVE_FLAGS, "-shared", *flags, "-I", str(INCLUDE_DIR),
                        "-include", str(INCLUDE_DIR / "emu.h"), str(src), *map(str, objs), "-o", str(tmp_out)]
+            elif mode == "racecheck":
+                obj = Path(tmp) / "module.o"
+                _run_compiler([CXX, *BASE_FLAGS, *RACECHECK_FLAGS, *flags, "-I", str(INCLUDE_DIR),
+                               "-include", str(INCLUDE_DIR / "emu.h"), "-c", str(src), "-o", str(obj)], tmp, code)
+                cmd = [CXX, "-shared", "-pthread", str(obj), *map(str, objs), "-o", str(tmp_out)]
             else:
                 cmd = [CXX, *BASE_FLAGS, *MEMCHECK_FLAGS, *flags, "-I", str(INCLUDE_DIR),
                        "-include", str(INCLUDE_DIR / "emu.h"), str(src), str(RUNTIME_DIR / "memcheck_main.cpp"),

@@ -114,3 +114,25 @@ def _first_user_line(report: str, binary: str) -> Optional[int]:
             if line:
                 return line
     return None
+
+
+_RUNTIME_PREFIXES = ("_ZN3emu", "_ZZN3emu", "emu_", "_ZGV", "_ZTV", "_ZTI", "_ZTS", "__", "_ZNSt", "_ZSt",
+                     "_ZZNSt", "_ZN9__gnu", "_ZN10__cxxabiv")
+
+
+@lru_cache(maxsize=256)
+def user_static_objects(binary: str) -> Tuple[Tuple[int, int, str], ...]:
+    """(offset, size, name) of writable static objects defined by the user's code
+    (static __shared__ variables and device globals) in `binary`."""
+    try:
+        out = subprocess.run(["nm", "-S", "--defined-only", binary], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    objs = []
+    for row in out.splitlines():
+        parts = row.split()
+        if len(parts) != 4 or parts[2] not in "bBdDVvu" or parts[3].startswith(_RUNTIME_PREFIXES):
+            continue
+        objs.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+    return tuple(objs)

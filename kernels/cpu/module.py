@@ -15,7 +15,7 @@ import numpy as np
 from .. import _config
 from .. import errors
 from . import build as _build
-from .diagnostics import addr2line, load_base, parse_sanitizer_report
+from .diagnostics import addr2line, load_base, parse_sanitizer_report, user_static_objects
 
 # Launches are serialised: the runtime keeps one launch state per process.
 _LAUNCH_LOCK = threading.RLock()
@@ -26,7 +26,7 @@ EMU_POLICY_GREEDY = 2
 RACE_POLICIES = (EMU_POLICY_REVERSE | EMU_POLICY_GREEDY, EMU_POLICY_GREEDY)
 
 (EMU_OK, EMU_DEADLOCK, EMU_SHUFFLE_MASK, EMU_TIMEOUT, EMU_FAULT, EMU_ASSERT, EMU_LAUNCH, EMU_ARITH,
- EMU_TRAP) = range(9)
+ EMU_TRAP, EMU_RACE) = range(10)
 
 
 class LaunchCfg(ctypes.Structure):
@@ -37,6 +37,7 @@ class LaunchCfg(ctypes.Structure):
 class LaunchResult(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("line", ctypes.c_int), ("block", ctypes.c_uint * 3),
                 ("thread", ctypes.c_uint * 3), ("addr", ctypes.c_ulonglong), ("pc", ctypes.c_ulonglong),
+                ("pc2", ctypes.c_ulonglong), ("thread2", ctypes.c_uint * 3), ("race_kind", ctypes.c_int),
                 ("signo", ctypes.c_int), ("float_atomics", ctypes.c_int), ("message", ctypes.c_char * 1024),
                 ("printf_buf", ctypes.c_void_p), ("printf_len", ctypes.c_ulonglong)]
 
@@ -88,6 +89,21 @@ class CpuModule:
         self._load()
         return self
 
+    def race_lib(self):
+        """The racecheck build (shared-memory shadow through compiler instrumentation)."""
+        with self._lock:
+            if getattr(self, "_race_lib", None) is None:
+                self._race_path = _build.build(self.code, self.options, self._callables(), "racecheck")
+                lib = ctypes.CDLL(str(self._race_path))
+                base = load_base(str(self._race_path))
+                objs = user_static_objects(str(self._race_path)) if base is not None else ()
+                pairs = (ctypes.c_ulonglong * max(1, 2 * len(objs)))()
+                for i, (off, size, _name) in enumerate(objs):
+                    pairs[2 * i], pairs[2 * i + 1] = base + off, base + off + size
+                lib.emu_race_set_regions(pairs, len(objs))
+                self._race_lib = lib
+            return self._race_lib
+
     def runner(self) -> Path:
         with self._lock:
             if self._runner is None:
@@ -100,6 +116,7 @@ class CpuModule:
                 self.kernels[name] = None
                 self._lib = None
                 self._runner = None
+                self._race_lib = None
         lib = self._load()
         index = self._callables().index(name)
         return CpuFunction(self, name, index, self.kernels.get(name), lib)
@@ -143,7 +160,7 @@ class CpuFunction:
             self._racecheck(cfg, args, race_inputs, arrays, bool(res.float_atomics))
 
     # --- native (in-process) launch ----------------------------------------------
-    def _launch_native(self, cfg: LaunchCfg, args: list):
+    def _launch_native(self, cfg: LaunchCfg, args: list, entry=None):
         slots = (ctypes.c_void_p * max(1, len(args)))()
         keep = []
         for i, a in enumerate(args):
@@ -160,7 +177,7 @@ class CpuFunction:
             keep.append(holder)
             slots[i] = ctypes.addressof(holder)
         res = LaunchResult()
-        self._entry(ctypes.byref(cfg), ctypes.cast(slots, ctypes.c_void_p), ctypes.byref(res))
+        (entry or self._entry)(ctypes.byref(cfg), ctypes.cast(slots, ctypes.c_void_p), ctypes.byref(res))
         printed = ctypes.string_at(res.printf_buf, res.printf_len) if res.printf_len else b""
         return res, printed
 
@@ -222,10 +239,18 @@ class CpuFunction:
 
     # --- racecheck ---------------------------------------------------------------
     def _racecheck(self, cfg: LaunchCfg, args: list, race_inputs: list, arrays: List[int], float_atomics: bool):
-        for policy, other in zip(RACE_POLICIES, race_inputs):
+        for k, (policy, other) in enumerate(zip(RACE_POLICIES, race_inputs)):
             alt = LaunchCfg(cfg.grid, cfg.block, cfg.shared_mem, cfg.timeout_s, policy, 0)
+            instrumented = k == 0
             with _LAUNCH_LOCK:
-                res, _ = self._launch_native(alt, other)
+                if instrumented:
+                    lib = self.module.race_lib()
+                    entry = ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
+                    res, _ = self._launch_native(alt, other, entry)
+                else:
+                    res, _ = self._launch_native(alt, other)
+            if res.code == EMU_RACE:
+                raise self._race_error(res)
             if res.code != EMU_OK:
                 # a different (legal) thread order hit an error the default order did not: report it
                 err = self._error(res, self.module._lib_path)
@@ -247,6 +272,23 @@ class CpuFunction:
                     f"(default order) vs {flat_b[first]!r} (other order). Look for a missing __syncthreads() "
                     f"between writes and reads of shared memory, or threads writing the same location",
                     kernel=self.name)
+
+    def _race_error(self, res: LaunchResult) -> errors.RaceError:
+        path = str(self.module._race_path)
+        base = load_base(path)
+
+        def line_of(pc):   # pc is a return address: look up the call instruction
+            return addr2line(path, pc - 1 - base) if (pc and base is not None and pc > base) else None
+        line, line2 = line_of(res.pc), line_of(res.pc2)
+        kind = {1: ("read", "write"), 2: ("write", "read"), 3: ("write", "write")}.get(res.race_kind, ("access", "access"))
+        t2 = tuple(res.thread2)
+        details = (f"this {kind[0]} (line {line}, thread {tuple(res.thread)}) conflicts with the {kind[1]} at "
+                   f"line {line2} by thread {t2} in the same barrier interval")
+        if line2:
+            details += f"\n    {line2}: {(self._source_line(line2) or '').rstrip()}"
+        return errors.RaceError(res.message.decode(errors="replace") + f" (other access: line {line2})",
+                                kernel=self.name, line=line, source_line=self._source_line(line),
+                                block=tuple(res.block), thread=tuple(res.thread), details=details)
 
     # --- helpers -------------------------------------------------------------------
     def _param_names(self, n: int) -> List[str]:
@@ -299,7 +341,13 @@ def _emit_printf(data: bytes) -> None:
         sys.stdout.flush()
 
 
-def _trim_report(text: str, limit: int = 6000) -> str:
-    keep = [l for l in text.splitlines() if not l.startswith("EMU-ARG")]
-    text = "\n".join(keep)
-    return text[-limit:]
+def _trim_report(text: str, limit: int = 4000) -> str:
+    """The sanitizer report without the shadow-byte dump and library frames."""
+    keep = []
+    for l in text.splitlines():
+        if l.startswith("Shadow bytes around"):
+            break
+        if l.startswith("EMU-ARG") or " in std::" in l or " in emu::" in l or "/include/c++/" in l:
+            continue
+        keep.append(l)
+    return "\n".join(keep)[-limit:]

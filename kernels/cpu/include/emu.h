@@ -37,6 +37,13 @@
 #define __managed__
 // Blocks run one after another, so block-shared variables can be static storage.
 #define __shared__ static
+#ifdef EMU_RACECHECK
+#define EMU_ATOMIC_BEGIN ::emu::g_in_atomic = 1;
+#define EMU_ATOMIC_END ::emu::g_in_atomic = 0;
+#else
+#define EMU_ATOMIC_BEGIN
+#define EMU_ATOMIC_END
+#endif
 #define __grid_constant__
 #ifndef __restrict__
 #define __restrict__ __restrict
@@ -199,25 +206,25 @@ template <class T> __forceinline__ void __stwt(T* p, T v) { *p = v; }
 
 // ---- atomics (fibers never switch inside a plain read-modify-write) --------
 #define EMU_ATOMIC_INT(T) \
-    __forceinline__ T atomicAdd(T* p, T v) { T o = *p; *p = o + v; return o; } \
-    __forceinline__ T atomicSub(T* p, T v) { T o = *p; *p = o - v; return o; } \
-    __forceinline__ T atomicExch(T* p, T v) { T o = *p; *p = v; return o; } \
-    __forceinline__ T atomicMin(T* p, T v) { T o = *p; *p = v < o ? v : o; return o; } \
-    __forceinline__ T atomicMax(T* p, T v) { T o = *p; *p = v > o ? v : o; return o; } \
-    __forceinline__ T atomicAnd(T* p, T v) { T o = *p; *p = o & v; return o; } \
-    __forceinline__ T atomicOr(T* p, T v) { T o = *p; *p = o | v; return o; } \
-    __forceinline__ T atomicXor(T* p, T v) { T o = *p; *p = o ^ v; return o; } \
-    __forceinline__ T atomicCAS(T* p, T cmp, T v) { T o = *p; if (o == cmp) *p = v; return o; }
+    __forceinline__ T atomicAdd(T* p, T v) { EMU_ATOMIC_BEGIN T o = *p; *p = o + v; EMU_ATOMIC_END return o; } \
+    __forceinline__ T atomicSub(T* p, T v) { EMU_ATOMIC_BEGIN T o = *p; *p = o - v; EMU_ATOMIC_END return o; } \
+    __forceinline__ T atomicExch(T* p, T v) { EMU_ATOMIC_BEGIN T o = *p; *p = v; EMU_ATOMIC_END return o; } \
+    __forceinline__ T atomicMin(T* p, T v) { EMU_ATOMIC_BEGIN T o = *p; *p = v < o ? v : o; EMU_ATOMIC_END return o; } \
+    __forceinline__ T atomicMax(T* p, T v) { EMU_ATOMIC_BEGIN T o = *p; *p = v > o ? v : o; EMU_ATOMIC_END return o; } \
+    __forceinline__ T atomicAnd(T* p, T v) { EMU_ATOMIC_BEGIN T o = *p; *p = o & v; EMU_ATOMIC_END return o; } \
+    __forceinline__ T atomicOr(T* p, T v) { EMU_ATOMIC_BEGIN T o = *p; *p = o | v; EMU_ATOMIC_END return o; } \
+    __forceinline__ T atomicXor(T* p, T v) { EMU_ATOMIC_BEGIN T o = *p; *p = o ^ v; EMU_ATOMIC_END return o; } \
+    __forceinline__ T atomicCAS(T* p, T cmp, T v) { EMU_ATOMIC_BEGIN T o = *p; if (o == cmp) *p = v; EMU_ATOMIC_END return o; }
 EMU_ATOMIC_INT(int)
 EMU_ATOMIC_INT(unsigned int)
 EMU_ATOMIC_INT(unsigned long long)
 EMU_ATOMIC_INT(long long)
 #undef EMU_ATOMIC_INT
-__forceinline__ float atomicAdd(float* p, float v) { ::emu::g_float_atomics = 1; float o = *p; *p = o + v; return o; }
-__forceinline__ double atomicAdd(double* p, double v) { ::emu::g_float_atomics = 1; double o = *p; *p = o + v; return o; }
-__forceinline__ float atomicExch(float* p, float v) { float o = *p; *p = v; return o; }
-__forceinline__ unsigned atomicInc(unsigned* p, unsigned v) { unsigned o = *p; *p = (o >= v) ? 0 : o + 1; return o; }
-__forceinline__ unsigned atomicDec(unsigned* p, unsigned v) { unsigned o = *p; *p = (o == 0 || o > v) ? v : o - 1; return o; }
+__forceinline__ float atomicAdd(float* p, float v) { ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN float o = *p; *p = o + v; EMU_ATOMIC_END return o; }
+__forceinline__ double atomicAdd(double* p, double v) { ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN double o = *p; *p = o + v; EMU_ATOMIC_END return o; }
+__forceinline__ float atomicExch(float* p, float v) { EMU_ATOMIC_BEGIN float o = *p; *p = v; EMU_ATOMIC_END return o; }
+__forceinline__ unsigned atomicInc(unsigned* p, unsigned v) { EMU_ATOMIC_BEGIN unsigned o = *p; *p = (o >= v) ? 0 : o + 1; EMU_ATOMIC_END return o; }
+__forceinline__ unsigned atomicDec(unsigned* p, unsigned v) { EMU_ATOMIC_BEGIN unsigned o = *p; *p = (o == 0 || o > v) ? v : o - 1; EMU_ATOMIC_END return o; }
 #define EMU_ATOMIC_SCOPED(name) \
     template <class... A> __forceinline__ auto name##_block(A... a) { return name(a...); } \
     template <class... A> __forceinline__ auto name##_system(A... a) { return name(a...); }

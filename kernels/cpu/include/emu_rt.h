@@ -30,6 +30,7 @@ enum {
     EMU_LAUNCH = 6,
     EMU_ARITH = 7,            // SIGFPE (integer division by zero)
     EMU_TRAP = 8,
+    EMU_RACE = 9,             // racecheck build: shared-memory hazard (pc = access, pc2 = earlier one)
 };
 
 struct emu_result {
@@ -39,6 +40,9 @@ struct emu_result {
     unsigned thread[3];
     unsigned long long addr;  // faulting address (EMU_FAULT)
     unsigned long long pc;    // program counter at the fault / timeout
+    unsigned long long pc2;   // EMU_RACE: the earlier conflicting access
+    unsigned thread2[3];      // EMU_RACE: the thread of the earlier access
+    int race_kind;            // EMU_RACE: 1 RAW, 2 WAR, 3 WAW
     int signo;
     int float_atomics;        // kernel used float/double atomics (racecheck tolerance)
     char message[1024];
@@ -78,6 +82,11 @@ extern uint3_ g_blockDim __attribute__((visibility("hidden")));
 extern uint3_ g_gridDim __attribute__((visibility("hidden")));
 extern int g_float_atomics __attribute__((visibility("hidden")));
 extern unsigned long long g_dyn_smem_bytes __attribute__((visibility("hidden")));
+// racecheck: barrier interval (bumped at every block start and barrier completion)
+// and per-warp count of completed warp operations (orders lanes of one warp)
+extern unsigned long long g_epoch __attribute__((visibility("hidden")));
+extern unsigned g_warp_gen[32] __attribute__((visibility("hidden")));
+extern int g_in_atomic __attribute__((visibility("hidden")));
 
 enum WarpOp { OP_SYNC = 0, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR,
               OP_BALLOT, OP_ANY, OP_ALL };
@@ -95,5 +104,9 @@ __attribute__((visibility("hidden")))
 int device_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((visibility("hidden")))
 unsigned activemask();
+__attribute__((visibility("hidden"))) [[noreturn]]
+void report_race(int kind, unsigned long long pc, unsigned long long pc2, const Thread* other, const char* what);
+__attribute__((visibility("hidden")))
+Thread* thread_at(int linear);
 
 }  // namespace emu

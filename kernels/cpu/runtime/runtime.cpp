@@ -43,6 +43,9 @@ Thread* g_cur;
 uint3_ g_blockIdx, g_blockDim, g_gridDim;
 int g_float_atomics;
 unsigned long long g_dyn_smem_bytes;
+unsigned long long g_epoch;
+unsigned g_warp_gen[32];
+int g_in_atomic;
 alignas(128) unsigned char dyn_smem[EMU_MAX_DYN_SMEM] __attribute__((visibility("hidden")));
 
 namespace {
@@ -246,6 +249,7 @@ bool try_complete(Warp& w, Thread* t) {
         o.state = ST_RUN;
     }
     w.waiting &= ~mask;
+    g_warp_gen[t->warp]++;
     return true;
 }
 
@@ -319,6 +323,7 @@ int barrier(int op, int pred, int line) {
         }
         for (int i = 0; i < L.n; ++i) L.threads[i].state = ST_RUN;
         L.bar_arrived = 0;
+        g_epoch++;
         if (L.cfg->policy & EMU_POLICY_GREEDY) {
             L.restart = true;
             to_scheduler(t, false);
@@ -328,6 +333,17 @@ int barrier(int op, int pred, int line) {
     to_scheduler(t, false);
     return L.bar_result;
 }
+
+void report_race(int kind, unsigned long long pc, unsigned long long pc2, const Thread* other, const char* what) {
+    emu_result* r = L.res;
+    r->pc = pc;
+    r->pc2 = pc2;
+    r->race_kind = kind;
+    if (other) { r->thread2[0] = other->idx.x; r->thread2[1] = other->idx.y; r->thread2[2] = other->idx.z; }
+    fail(EMU_RACE, g_cur, 0, "%s", what);
+}
+
+Thread* thread_at(int linear) { return &L.threads[linear]; }
 
 void device_assert_fail(const char* expr, int line) {
     fail(EMU_ASSERT, g_cur, line, "device-side assertion `%s` failed", expr);
@@ -456,6 +472,8 @@ void run_block() {
     L.done = 0;
     L.bar_arrived = 0;
     L.restart = false;
+    g_epoch++;
+    memset(g_warp_gen, 0, sizeof g_warp_gen);
     int pos = 0;
     while (L.done < n) {
         int k = pick_next(pos);
