@@ -4,12 +4,13 @@ The kernels live beside this file (layernorm.cu, rmsnorm.cu, softmax.cu). Which 
 depends on the row length N and the dtype, the way fast norm/softmax libraries dispatch:
 
 * ``cached``  N <= 1024: one warp per row, RPB rows per block; longer rows: one block per row. The row
-  stays in registers, so x is read once and y written once. Elements per thread are kept <= 16 where a
-  block of <= 1024 threads allows, <= 32 otherwise (no spills at 1024 threads, checked with ptxas -v).
-* ``cluster`` rows too long for one SM's registers (N > 32768 fp32/bf16 elements): a thread-block cluster
-  of 2..8 CTAs (sm_90+) holds the row; partial sums cross CTAs through distributed shared memory.
-* ``stream``  anything else (N > 262144, a GPU without clusters, or the CPU emulator): block per row,
-  Welford / online-softmax statistics in one read, then a second read (mostly from L2) for the output.
+  stays in registers, so x is read once and y written once. Elements per thread are kept <= 16 with up
+  to 512 threads, then <= 32 (512, then 1024 threads; no spills, checked with ptxas -v).
+* ``cluster`` rows too long for one block's registers (N > 32768 elements): a thread-block cluster of 8
+  CTAs (sm_90+) holds the row; partial sums cross CTAs through distributed shared memory.
+* ``stream``  softmax rows > 16384 elements with 16-byte rows (measured faster), N > 8 x 1024 x 32, a GPU
+  without clusters, or the CPU emulator: block per row, Welford / online-softmax statistics in one read,
+  then a second read (mostly from L2) for the output.
 
 16-byte vectors (float4, or 8 bf16) are used when the pointers are 16-byte aligned. Rows that do not start
 on a 16-byte boundary (N not a multiple of the vector width, e.g. 50257 logits) move their aligned body
@@ -50,8 +51,10 @@ WARP_ROW_MAX_ELEMS = 32      # per-thread register cache, elements (fp32 registe
 BLOCK_ROW_TARGET_ELEMS = 16  # preferred per-thread elements when a bigger block can take the rest
 ROWS_PER_BLOCK = 4           # warp-per-row mode: 4 warps (128 threads) per block
 MAX_CLUSTER = 8              # portable cluster size limit
-BLOCK_ROW_TPR = (64, 128, 256, 512, 1024)            # block-per-row sizes, smallest first
-CLUSTER_SHAPES = ((2, 1024), (4, 1024), (8, 1024))   # (CTAs, threads per CTA), first that fits wins
+BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, smallest first
+# (CTAs, threads per CTA), first that fits wins. 8 x 256 measured best of (2..8) x (256..1024) on the H200:
+# small CTAs keep several rows in flight per SM, which hides the cluster barrier.
+CLUSTER_SHAPES = ((8, 256), (8, 512), (8, 1024))
 
 
 def source(op: str) -> str:
@@ -151,6 +154,12 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         for t in BLOCK_ROW_TPR:
             if -(-nvec // t) * vec <= BLOCK_ROW_TARGET_ELEMS:
                 return cached(t, 1)
+        if -(-nvec // 512) * vec <= WARP_ROW_MAX_ELEMS:
+            return cached(512, 1)
+        # Measured on the H200 (docs/benchmarks): past 512 x 32 elements, softmax with 16-byte rows runs
+        # faster as the two-read stream kernel (the re-read hits L2) than with one 1024-thread block per SM.
+        if kind is None and op == "softmax" and aligned and N % width == 0:
+            return stream()
         if -(-nvec // 1024) * vec <= WARP_ROW_MAX_ELEMS:
             return cached(1024, 1)
         if kind == "cached":

@@ -8,11 +8,14 @@
 // Self-contained (no #include): NVRTC, cupy and the course's CPU emulator can all build it.
 
 // ---------------------------------------------------------------- helpers shared by the three op files
-#if defined(__CUDA_ARCH__) && !defined(SOL_NO_CACHE_HINTS)
-#define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once, let it leave L2 first
+// Cache hints are opt-in (-DSOL_CACHE_HINTS): on the H200, evict-first loads/stores (__ldcs/__stcs)
+// measured 3-8 points of copy bandwidth SLOWER than plain ld.global.nc / st.global at most shapes
+// (docs/benchmarks/speed_of_light.md, variants table).
+#if defined(__CUDA_ARCH__) && defined(SOL_CACHE_HINTS)
+#define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once
 #define SOL_LDG(p) __ldg(p)            // read-only path: gamma/beta are re-read by every row
 #define SOL_STCS(p, v) __stcs(p, v)    // streaming store: y is not read again by this kernel
-#elif defined(__CUDA_ARCH__)           // -DSOL_NO_CACHE_HINTS: plain loads/stores (benchmark variant)
+#elif defined(__CUDA_ARCH__)
 #define SOL_LDCS(p) __ldg(p)
 #define SOL_LDG(p) __ldg(p)
 #define SOL_STCS(p, v) (*(p) = (v))
@@ -212,6 +215,16 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
 #pragma unroll
         for (int k = 0; k < W; ++k) sq = fmaf(v[i][k], v[i][k], sq);
     }
+    // gamma is loaded before the reduction so its latency hides behind it (small per-thread rows only).
+    constexpr bool kPrefetch = NV * W <= 16;
+    float g[kPrefetch ? NV : 1][W];
+    if constexpr (kPrefetch) {
+#pragma unroll
+        for (int i = 0; i < NV; ++i) {
+            const int j = (i * CLUSTER + rank) * TPR + t;
+            if (j < rs.nb) sol_load_param<T, W>(gamma + rs.shift + j * W, g[i], rs.shift == 0);
+        }
+    }
     const float ms = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf, cluster_buf) / N;
     const float rrms = rsqrtf(ms + eps);
 
@@ -221,10 +234,10 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
         const int j = (i * CLUSTER + rank) * TPR + t;
         if (j < rs.nb) {
             const int c = rs.shift + j * W;
-            float g[W];
-            sol_load_param<T, W>(gamma + c, g, rs.shift == 0);
+            const int pi = kPrefetch ? i : 0;
+            if constexpr (!kPrefetch) sol_load_param<T, W>(gamma + c, g[0], rs.shift == 0);
 #pragma unroll
-            for (int k = 0; k < W; ++k) v[i][k] = v[i][k] * rrms * g[k];
+            for (int k = 0; k < W; ++k) v[i][k] = v[i][k] * rrms * g[pi][k];
             sol_store<T, W>(yr + c, v[i]);
         }
     }

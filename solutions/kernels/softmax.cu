@@ -10,11 +10,14 @@
 // Self-contained (no #include): NVRTC, cupy and the course's CPU emulator can all build it.
 
 // ---------------------------------------------------------------- helpers shared by the three op files
-#if defined(__CUDA_ARCH__) && !defined(SOL_NO_CACHE_HINTS)
-#define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once, let it leave L2 first
+// Cache hints are opt-in (-DSOL_CACHE_HINTS): on the H200, evict-first loads/stores (__ldcs/__stcs)
+// measured 3-8 points of copy bandwidth SLOWER than plain ld.global.nc / st.global at most shapes
+// (docs/benchmarks/speed_of_light.md, variants table).
+#if defined(__CUDA_ARCH__) && defined(SOL_CACHE_HINTS)
+#define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once
 #define SOL_LDG(p) __ldg(p)            // read-only path: gamma/beta are re-read by every row
 #define SOL_STCS(p, v) __stcs(p, v)    // streaming store: y is not read again by this kernel
-#elif defined(__CUDA_ARCH__)           // -DSOL_NO_CACHE_HINTS: plain loads/stores (benchmark variant)
+#elif defined(__CUDA_ARCH__)
 #define SOL_LDCS(p) __ldg(p)
 #define SOL_LDG(p) __ldg(p)
 #define SOL_STCS(p, v) (*(p) = (v))
