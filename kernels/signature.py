@@ -485,6 +485,17 @@ def params_from_source(decl: KernelDecl) -> List[Param]:
     return out
 
 
+def source_types_resolved(decl: KernelDecl) -> bool:
+    """True when every parameter is spelled with builtin/CUDA type names only, so the
+    source spelling is already the real type (no typedef, macro or template to resolve)."""
+    for _, ctype in decl.params:
+        words = [w for w in re.findall(r"[A-Za-z_][\w:]*", ctype) if w not in _QUALIFIERS]
+        for w in words:
+            if not (w in _BUILTIN_WORDS or w in _SCALARS or w in _VECTORS or w in _BF16_NAMES):
+                return False
+    return True
+
+
 def named_params(types: List[str], decl: Optional[KernelDecl]) -> List[Param]:
     """Combine compiler-derived types with the parameter names from the source."""
     names: List[Optional[str]] = [None] * len(types)
@@ -504,4 +515,4 @@ def base_name(name_expression: str) -> str:
 
 __all__ = ["Param", "KernelDecl", "parse_ctype", "scalar_dtype", "demangle",
            "demangled_param_types", "probe_param_types", "find_kernels", "params_from_source",
-           "named_params", "base_name", "split_top_level", "blank_comments_and_strings"]
+           "named_params", "base_name", "source_types_resolved", "split_top_level", "blank_comments_and_strings"]

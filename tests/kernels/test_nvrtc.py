@@ -148,6 +148,26 @@ def test_results_are_cached_by_hash():
     assert a is b and a is not c
 
 
+def test_disk_cache_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELS_CACHE_DIR", str(tmp_path))
+    src = ("typedef float real;\n"
+           'extern "C" __global__ void k(const real* x, float4* v, int n) { int unused; }\n')
+    nvrtc.clear_cache()
+    first = nvrtc.compile_source(src, ["-DDISK=1"])
+    files = list(tmp_path.rglob("*.json"))
+    assert len(files) == 1
+    nvrtc.clear_cache()
+    again = nvrtc.compile_source(src, ["-DDISK=1"])
+    assert again is not first
+    assert again.kernels == first.kernels and again.warnings == first.warnings
+    assert [d.name for d in again.decls] == ["k"]
+    files[0].write_text("{not json")  # damaged entries are recompiled
+    nvrtc.clear_cache()
+    assert nvrtc.compile_source(src, ["-DDISK=1"]).kernels == first.kernels
+    nvrtc.clear_cache(disk=True)
+    assert not list(tmp_path.rglob("*.json"))
+
+
 LAYERNORM_LIKE = r"""
 #include <cuda_runtime.h>
 namespace {
