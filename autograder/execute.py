@@ -38,6 +38,9 @@ def run(nb, *, cwd=None, time_limit_s: float = 240, cell_timeout_s: int = 120,
         child_env = dict(os.environ)
         child_env.update(env or {})
         child_env["AUTOGRADER_RUNNING"] = "1"
+        # the kernel runs in the notebook's folder: make this checkout importable there too
+        root = str(Path(__file__).resolve().parent.parent)
+        child_env["PYTHONPATH"] = os.pathsep.join(p for p in (root, child_env.get("PYTHONPATH", "")) if p)
         argv = [sys.executable, "-m", "autograder.execute", str(src), str(out),
                 "--cell-timeout", str(int(cell_timeout_s)), "--cwd", str(cwd or tmp)]
         error = None

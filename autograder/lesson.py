@@ -189,6 +189,8 @@ class Lesson:
         print(f"正在评分已保存的笔记本 {nb}（请确认已保存）……")
         env = dict(os.environ)
         env.pop("AUTOGRADER_SEED", None)
+        root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
                                   timeout=timeout or self.cfg["settings"]["time_limit_s"] + 60)
