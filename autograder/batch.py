@@ -60,6 +60,7 @@ class BatchResult:
     feedback_dir: Path
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
+    intervals: dict = field(default_factory=dict)   # student -> (start, end) wall time of its worker
 
     def row(self, student: str) -> StudentRow:
         return next(r for r in self.rows if r.student == student)
@@ -131,8 +132,8 @@ def run_workers(jobs, workers: int, limit_s: float, desc: str, progress: bool, e
                 job_env = (env_per_job or {}).get(key, env)
                 proc = subprocess.Popen(argv, env=job_env, stdout=subprocess.DEVNULL, stderr=err,
                                         start_new_session=True, cwd=str(REPO_ROOT))
-                running[key] = (proc, time.monotonic(), out, err)
-            for key, (proc, t0, out, err) in list(running.items()):
+                running[key] = (proc, time.monotonic(), out, err, time.time())
+            for key, (proc, t0, out, err, wall0) in list(running.items()):
                 rc = proc.poll()
                 if rc is None and time.monotonic() - t0 <= limit_s:
                     continue
@@ -148,11 +149,12 @@ def run_workers(jobs, workers: int, limit_s: float, desc: str, progress: bool, e
                     results[key] = _read_result(out, rc, Path(err.name))
                 err.close()
                 results[key].setdefault("seconds", round(time.monotonic() - t0, 2))
+                results[key]["interval"] = (wall0, time.time())  # for checking the workers overlapped
                 del running[key]
                 bar.update(1)
             time.sleep(0.05)
     finally:
-        for proc, _, _, err in running.values():
+        for proc, _, _, err, _ in running.values():
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -213,7 +215,7 @@ def _row_from(result: dict, student: str, seed, lesson_cfg: dict) -> StudentRow:
 def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | None = None, *,
                 time_limit_s: float | None = None, cell_timeout_s: int | None = None,
                 solution=None, feedback: bool = True, progress: bool = True, show: bool = True,
-                root=None) -> BatchResult:
+                root=None, startup_slack_s: float = STARTUP_SLACK_S) -> BatchResult:
     """Grade every submission in ``source`` for ``lesson_id``; results under ``out_dir``:
     gradebook.csv, feedback/<student>/index.html (+ nbgrader's notebook HTML),
     course/ (the nbgrader course dir, for formgrader)."""
@@ -261,7 +263,7 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
         out = work / f"{s.student}.json"
         jobs.append((s.student, _worker_argv(course, lesson_id, notebook, s.student, lesson_id, seeds[s.student],
                                               cell_timeout_s, "autograde", out), out))
-    limit = time_limit_s + STARTUP_SLACK_S
+    limit = time_limit_s + startup_slack_s
     # Each student's seed goes to the hidden tests through AUTOGRADER_SEED.
     envs = {s.student: {**env, "AUTOGRADER_SEED": str(seeds[s.student])} for s in subs}
     results = run_workers(jobs, workers, limit, "autograde", progress, env, work, envs)
@@ -283,7 +285,8 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
     (out_dir / "results.json").write_text(json.dumps(
         [{**r.__dict__} for r in rows], ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     result = BatchResult(rows, item_ids, csv_path, course, feedback_dir, round(time.monotonic() - started, 2),
-                         {r.student: r.status for r in rows})
+                         {r.student: r.status for r in rows},
+                         {k: tuple(v.get("interval", (0, 0))) for k, v in results.items()})
     if show:
         print_table(rows, item_ids, title=f"{lesson_cfg.get('title', lesson_id)} — {len(rows)} submissions")
         print(f"CSV: {csv_path}\nFeedback: {feedback_dir}/<student>/index.html\n"
@@ -302,7 +305,8 @@ def _ensure_students(course: Path, students) -> None:
 
 def _feedback(rows, course, assignment, notebook, lesson_cfg, feedback_dir, workers, progress, env, work,
               cell_timeout_s):
-    graded = [r for r in rows if (course / "autograded" / r.student / assignment / f"{notebook}.ipynb").exists()]
+    # Only runs that finished executing have an autograded notebook worth showing.
+    graded = [r for r in rows if r.rubric is not None]
     jobs = [(r.student, _worker_argv(course, assignment, notebook, r.student, assignment, None, cell_timeout_s,
                                       "feedback", work / f"{r.student}.feedback.json"),
              work / f"{r.student}.feedback.json") for r in graded]

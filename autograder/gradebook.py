@@ -88,8 +88,7 @@ def record_rubric(db_url: str, assignment: str, notebook: str, lesson_cfg: dict,
                     continue
                 grade.auto_score = float(it.get("points", 0))
                 grade.needs_manual_grade = True  # a suggestion: the instructor confirms or overrides
-                text = f"[自动评分建议 {it.get('points', 0)}/{it.get('max_points', grade.max_score)}] " \
-                       f"{it.get('message', '')}".strip()
+                text = f"[评分规则建议分，教师可在此改分] {it.get('message', '')}".strip()
                 comment.auto_comment = text + (("\n" + summary) if summary else "")
             # Vetoes and hints also on the CUDA source cells (where template edits happen).
             for gid in lesson_cfg.get("sources", {}):

@@ -1,0 +1,124 @@
+"""Batch grading end to end on a small fixture lesson: parallel workers, CSV, HTML,
+gradebook suggestions, instructor overrides kept, hanging/crashing submissions isolated."""
+from __future__ import annotations
+
+import csv
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import nbgrader_fixtures as F  # noqa: E402
+
+GOOD = "先读取输入，因为方差可能为负，所以用 fmaxf 截断。"
+TERMS = "输入 负 截断"
+HANG_NO_INTERRUPT = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
+HANG_INTERRUPTIBLE = "import time\nwhile True:\n    time.sleep(0.5)"
+CRASH = "import os\nos._exit(3)"
+
+
+@pytest.fixture(scope="module")
+def batch_env(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("batch")
+    root, rubric = F.write_fixture_lesson(tmp)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("AUTOGRADER_RUBRIC", str(rubric))
+    from autograder import batch, generate, hints
+
+    generate.generate_all(root)
+    lesson = root / "lessons" / "99_fixture.ipynb"
+    subs = tmp / "subs"
+    subs.mkdir()
+    F.student_variant(lesson, subs / "alice.ipynb", add_body="return a + b", answer=GOOD)
+    hints.record(subs / "alice.ipynb", "99_fixture", "q1", 2)
+    (subs / "bob").mkdir()  # folder form: <student>/<notebook>.ipynb
+    F.student_variant(lesson, subs / "bob" / "99_fixture.ipynb", add_body="return a - b", answer=TERMS)
+    F.student_variant(lesson, subs / "crash.ipynb", add_body="return a + b", answer=GOOD, extra_cell=CRASH)
+    F.student_variant(lesson, subs / "hang.ipynb", add_body="return a + b", answer=GOOD,
+                      extra_cell=HANG_NO_INTERRUPT)
+    F.student_variant(lesson, subs / "sleepy.ipynb", add_body="return a + b", answer=GOOD,
+                      extra_cell=HANG_INTERRUPTIBLE)
+    out = tmp / "out"
+    result = batch.grade_batch(subs, "99_fixture", out, workers=2, seed=7, time_limit_s=5, startup_slack_s=15,
+                               solution=root / "solutions" / "99_fixture.ipynb", progress=False, show=False)
+    yield {"root": root, "out": out, "result": result, "batch": batch}
+    mp.undo()
+
+
+def _csv(path):
+    with open(path, encoding="utf-8") as fh:
+        return {r["student"]: r for r in csv.DictReader(fh)}
+
+
+def test_csv_gradebook(batch_env):
+    rows = _csv(batch_env["result"].csv_path)
+    assert list(rows) == ["alice", "bob", "crash", "hang", "sleepy"]
+    a, b = rows["alice"], rows["bob"]
+    assert (a["add"], a["q1"], a["total"], a["max"], a["passed"], a["status"]) == ("2", "2", "4", "4", "yes", "graded")
+    assert a["hints_used"] == "q1:L2" and a["seed"] == "7"
+    assert (b["add"], b["q1"], b["total"], b["passed"]) == ("0", "1", "1", "no")  # wrong code, term-only answer
+
+
+def test_hanging_and_crashing_submissions_are_isolated(batch_env):
+    rows = _csv(batch_env["result"].csv_path)
+    assert rows["crash"]["status"] == "crashed" and "Kernel died" in rows["crash"]["reason"]
+    assert rows["hang"]["status"] == "timeout" and "超过时间限制" in rows["hang"]["reason"]
+    assert rows["sleepy"]["status"] == "timeout" and "单元格" in rows["sleepy"]["reason"]
+    for s in ("crash", "hang", "sleepy"):
+        assert rows[s]["passed"] == "no"
+
+
+def test_workers_ran_in_parallel(batch_env):
+    iv = batch_env["result"].intervals
+    hang_start, hang_end = iv["hang"]
+    others = [iv[s] for s in iv if s != "hang"]
+    assert any(start < hang_end and end > hang_start for start, end in others)
+
+
+def test_html_feedback(batch_env):
+    fb = batch_env["result"].feedback_dir
+    page = (fb / "alice" / "index.html").read_text(encoding="utf-8")
+    assert "通过" in page and "q1:L2" in page and "99_fixture.html" in page
+    assert (fb / "alice" / "99_fixture.html").stat().st_size > 1000  # nbgrader's feedback notebook
+    assert "运行崩溃" in (fb / "crash" / "index.html").read_text(encoding="utf-8")
+    assert not (fb / "hang" / "99_fixture.html").exists()  # killed: no executed notebook to show
+
+
+def test_rubric_scores_are_suggestions_in_gradebook(batch_env):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{batch_env['result'].course_dir / 'gradebook.db'}") as gb:
+        g = gb.find_grade("q1", "99_fixture", "99_fixture", "bob")
+        c = gb.find_comment("q1", "99_fixture", "99_fixture", "bob")
+        assert g.auto_score == 1 and g.manual_score is None and g.needs_manual_grade
+        assert "建议分" in c.auto_comment and "术语" in c.auto_comment
+        assert gb.find_grade("test_add", "99_fixture", "99_fixture", "alice").score == 2
+        assert "使用过的提示" in gb.find_comment("q1", "99_fixture", "99_fixture", "alice").auto_comment
+
+
+def test_instructor_override_survives_regrade(batch_env):
+    """Regrade the nbgrader course dir itself after an override in the gradebook."""
+    from nbgrader.api import Gradebook
+
+    batch = batch_env["batch"]
+    course = batch_env["result"].course_dir
+    db = f"sqlite:///{course / 'gradebook.db'}"
+    with Gradebook(db) as gb:
+        gb.find_grade("q1", "99_fixture", "99_fixture", "bob").manual_score = 2.0
+        gb.db.commit()
+    for slow in ("crash", "hang", "sleepy"):  # keep the regrade short: only alice and bob
+        shutil.rmtree(course / "submitted" / slow)
+    again = batch.grade_batch(course, "99_fixture", batch_env["out"] / "again", workers=2, seed=8,
+                              time_limit_s=5, startup_slack_s=15, feedback=False,
+                              solution=batch_env["root"] / "solutions" / "99_fixture.ipynb",
+                              progress=False, show=False)
+    assert [r.student for r in again.rows] == ["alice", "bob"]
+    bob = again.row("bob")
+    assert bob.scores["q1"] == 2 and bob.total == 2 and "q1" in bob.overridden
+    with Gradebook(db) as gb:
+        g = gb.find_grade("q1", "99_fixture", "99_fixture", "bob")
+        assert g.manual_score == 2.0 and g.auto_score == 1 and g.score == 2.0
+    assert _csv(again.csv_path)["bob"]["q1"] == "2"
+    assert _csv(again.csv_path)["bob"]["seed"] == "8"
