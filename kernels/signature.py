@@ -357,7 +357,7 @@ def _match_angle(toks, i) -> int:
             depth -= 1
             if depth == 0:
                 return i + 1
-        elif paren == 0 and t in (";", "{", "}"):
+        if t in (";", "{", "}") or paren < 0:
             return i  # a less-than, not a template argument list
         i += 1
     return i

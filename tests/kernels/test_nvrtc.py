@@ -251,9 +251,14 @@ def test_source_scanner_ignores_comments_strings_and_helpers():
            "template <typename T, int N = (3 > 2)>\n"
            "__global__ void real1(T* out, const T in[], int n = 3) { if (n < 3) {} }\n"
            "__device__ int helper(int v) { return v; }\n"
-           "[[maybe_unused]] __global__ void real2(unsigned, float eps) {}\n")
-    decls = {d.name: d for d in find_kernels(src)}
-    assert set(decls) == {"real1", "real2"}
+           "__device__ float table[4 < 8 ? 2 : 3];\n"
+           "constexpr bool small = 3 < 4;\n"
+           "[[maybe_unused]] __global__ void real2(unsigned, float eps) {}\n"
+           "template <> __global__ void real1<float>(float* out, const float in[], int n) {}\n")
+    found = find_kernels(src)
+    assert [d.name for d in found] == ["real1", "real2", "real1"]  # + explicit specialization
+    assert found[2].line == 10
+    decls = {d.name: d for d in found[:2]}
     assert decls["real1"].is_template and decls["real1"].line == 5
     assert [n for n, _ in decls["real1"].params] == ["out", "in", "n"]
     assert decls["real1"].params[1][1].endswith("*")
