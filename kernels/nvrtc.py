@@ -179,8 +179,8 @@ def parse_log(log: str) -> List[Tuple[Optional[int], str, str]]:
     return out
 
 
-def compile_error(log: str, source: str, *, headline: str = "CUDA source does not compile",
-                  options: Sequence[str] = ()) -> CompileError:
+def compile_error(log: str, source: str, *,
+                  headline: str = "CUDA source does not compile") -> CompileError:
     """A :class:`CompileError` for ``log`` with the first error's line and text."""
     diags = parse_log(log)
     errors = [d for d in diags if d[1] == "error"]
@@ -188,15 +188,21 @@ def compile_error(log: str, source: str, *, headline: str = "CUDA source does no
     line = first[0]
     src_lines = source.splitlines()
     source_line = src_lines[line - 1] if line and 0 < line <= len(src_lines) else None
-    msg = f"{headline}: {first[2]}" if first[2] else headline
     zh = "CUDA 代码编译失败：请按行号查看编译器给出的第一条错误（后面的错误常由它引起）。"
     if any("INFINITY" in d[2] for d in errors):
         zh += " 设备代码里没有 INFINITY 宏：请用 CUDART_INF_F（#include <math_constants.h>）或 __int_as_float(0x7f800000)。"
     if any("cannot open source file" in d[2] or "could not open source file" in d[2] for d in errors):
-        zh += " NVRTC 只能包含 CUDA 头文件（cuda_fp16.h、math_constants.h 等），不能包含主机端 C/C++ 头文件。"
+        if not include_dirs():
+            msg_extra = (" (no CUDA headers found: pip install nvidia-cuda-runtime "
+                         "nvidia-cuda-cccl, or set CUDA_PATH)")
+            headline += msg_extra
+            zh += " 本机没有找到 CUDA 头文件：请安装 nvidia-cuda-runtime 与 nvidia-cuda-cccl（或设置 CUDA_PATH）。"
+        else:
+            zh += " NVRTC 只能包含 CUDA 头文件（cuda_fp16.h、math_constants.h 等），不能包含主机端 C/C++ 头文件。"
     if any("host functions are not allowed" in d[2] or "device-side kernel launch" in d[2]
            for d in errors):
         zh += " RawModule 只编译设备代码：删掉主机端函数（例如 <<<...>>> 启动包装函数），在 Python 里调用 kernel。"
+    msg = f"{headline}: {first[2]}" if first[2] else headline
     return CompileError(msg, log=log.replace("\x00", ""), diagnostics=diags, line=line,
                         source_line=source_line, details=zh)
 
@@ -369,7 +375,7 @@ def compile_source(code: str, options: Sequence[str] = (),
                            diagnostics=[(None, "error", log.strip())],
                            details="编译选项无效：请检查 options=(...) 中的拼写（例如 \"-std=c++17\"）。")
     if not prog.ok:
-        raise compile_error(log, code, options=opts)
+        raise compile_error(log, code)
 
     decls = sig.find_kernels(code)
     entries = re.findall(r"\.entry\s+([\w$.]+)\s*\(", prog.ptx())

@@ -9,6 +9,12 @@ from kernels.signature import find_kernels
 SIMPLE = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n'
 
 
+@pytest.fixture(autouse=True)
+def _no_disk_cache(monkeypatch):
+    # what these tests check must come from NVRTC now, not from an earlier run's cache
+    monkeypatch.setenv("KERNELS_NVRTC_DISK_CACHE", "0")
+
+
 @pytest.mark.parametrize("header", ["cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h",
                                     "cuda_runtime.h", "math_constants.h",
                                     "cooperative_groups/reduce.h", "cuda/std/limits"])
@@ -25,6 +31,14 @@ def test_host_headers_are_rejected_like_cupy(header):
     assert err.line == 1
     assert header in err.diagnostics[0][2]
     assert "主机端" in err.details
+
+
+def test_missing_header_wheels_are_named(monkeypatch):
+    monkeypatch.setattr(nvrtc, "include_dirs", lambda: ())
+    with pytest.raises(CompileError) as info:
+        nvrtc.compile_source("#include <cuda_fp16.h>\n" + SIMPLE)
+    assert "pip install nvidia-cuda-runtime" in info.value.message
+    assert "nvidia-cuda-runtime" in info.value.details
 
 
 def test_minus_infinity_without_header_is_rejected():
@@ -150,6 +164,7 @@ def test_results_are_cached_by_hash():
 
 def test_disk_cache_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("KERNELS_NVRTC_DISK_CACHE", "1")
     src = ("typedef float real;\n"
            'extern "C" __global__ void k(const real* x, float4* v, int n) { int unused; }\n')
     nvrtc.clear_cache()
