@@ -151,8 +151,9 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
     if kind in (None, "cached"):
         if nvec * vec <= 32 * WARP_ROW_MAX_ELEMS:
             return cached(32, rpb or ROWS_PER_BLOCK)
-        # bf16 LayerNorm measured fastest with 32 elements per thread and fewer threads (H200 exploration).
-        target = 2 * BLOCK_ROW_TARGET_ELEMS if (op == "layernorm" and ctype != "float") else BLOCK_ROW_TARGET_ELEMS
+        # bf16 rows measured fastest with 32 elements (4 x 16-byte loads) per thread and fewer threads
+        # (H200 exploration, docs/benchmarks: e.g. bf16 softmax 8192: 70% of copy at 512 x 16, 94% at 256 x 32).
+        target = 2 * BLOCK_ROW_TARGET_ELEMS if ctype != "float" else BLOCK_ROW_TARGET_ELEMS
         for t in BLOCK_ROW_TPR:
             if -(-nvec // t) * vec <= target:
                 return cached(t, 1)
