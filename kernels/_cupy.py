@@ -23,14 +23,16 @@ def cupy_options(options: Sequence[str]) -> Tuple[str, ...]:
 
 
 class CupyModule:
-    def __init__(self, code: str, options: Sequence[str], name_expressions: Sequence[str]):
+    def __init__(self, code: str, options: Sequence[str], name_expressions: Sequence[str],
+                 enable_cooperative_groups: bool = False):
         import cupy
         self._cupy = cupy
         self.code = code
         names = tuple(name_expressions) if name_expressions else None
         try:
             self._mod = cupy.RawModule(code=code, options=cupy_options(options),
-                                       name_expressions=names)
+                                       name_expressions=names,
+                                       enable_cooperative_groups=enable_cooperative_groups)
             self._mod.compile()  # cupy compiles lazily; compile errors belong here
         except cupy.cuda.compiler.CompileException as exc:
             raise _map_compile_error(exc, code) from None
@@ -48,11 +50,13 @@ class CupyFunction:
     def __init__(self, fn):
         self.fn = fn
 
-    def launch(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
+    def launch(self, grid, block, args, shared_mem: int = 0, stream=None,
+               enable_cooperative_groups: bool = False) -> None:
         if shared_mem > DEFAULT_DYNAMIC_SHARED:
             # opt in to large dynamic shared memory, as a CUDA C++ program would
             self.fn.max_dynamic_shared_size_bytes = shared_mem
-        self.fn(grid, block, tuple(args), shared_mem=shared_mem, stream=stream)
+        kw = {"enable_cooperative_groups": True} if enable_cooperative_groups else {}
+        self.fn(grid, block, tuple(args), shared_mem=shared_mem, stream=stream, **kw)
 
 
 def _map_compile_error(exc, code: str) -> CompileError:

@@ -18,10 +18,10 @@ from .signature import Param
 
 
 def _backend_module(backend: str, code: str, options: tuple, names: list,
-                    kernels: Dict[str, List[Param]]):
+                    kernels: Dict[str, List[Param]], enable_cooperative_groups: bool = False):
     if backend == "cupy":
         from ._cupy import CupyModule
-        return CupyModule(code, options, names)
+        return CupyModule(code, options, names, enable_cooperative_groups)
     try:
         from .cpu import CpuModule
     except ImportError as exc:
@@ -53,7 +53,8 @@ class RawModule:
         # NVRTC first: same diagnostics everywhere; raises CompileError
         self.front_end = nvrtc.compile_source(code, self.options, self.name_expressions)
         self._impl = _backend_module(self.backend, code, self.options, self.name_expressions,
-                                     dict(self.front_end.kernels))
+                                     dict(self.front_end.kernels),
+                                     enable_cooperative_groups=enable_cooperative_groups)
         self._functions: Dict[str, Function] = {}
 
     @property
@@ -111,7 +112,8 @@ class Function:
         grid3, block3, shared = check_launch(grid, block, shared_mem, kernel=self.name)
         checked = check_args(self.name, self.params, args, self.backend)
         if self.backend == "cupy":
-            self._impl.launch(grid3, block3, checked, shared, stream=stream)
+            self._impl.launch(grid3, block3, checked, shared, stream=stream,
+                              enable_cooperative_groups=enable_cooperative_groups)
         else:
             self._impl.launch(grid3, block3, checked, shared)
 

@@ -70,7 +70,7 @@ class Recorder:
 def recording(monkeypatch, cpu_backend):
     Recorder.modules = []
     monkeypatch.setattr(raw, "_backend_module",
-                        lambda backend, code, options, names, kernels_: Recorder(
+                        lambda backend, code, options, names, kernels_, **kw: Recorder(
                             code, options, names, kernels_))
     return Recorder
 
@@ -295,3 +295,58 @@ def test_vector_types_and_rejections_end_to_end_on_cpu(cpu_backend):
         k((0,), (16,), (src, out, np.float32(0.5), np.int32(16)))
     with pytest.raises(kernels.LaunchError):
         k((1,), (16,), (src, out, np.float32(0.5), np.int32(16)), shared_mem=300 * 1024)
+
+
+def test_cupy_backend_wiring_with_a_stand_in_cupy(monkeypatch):
+    """The GPU wrapper's calls into cupy (checked for real by the gpu-marked test)."""
+    import sys
+    import types
+    from kernels import _cupy
+
+    calls = {}
+
+    class CompileException(Exception):
+        def get_message(self):
+            return '/tmp/x/kern.cu(2): error: expected a ";"\n\n1 error detected\n'
+
+    class DriverError(Exception):
+        pass
+
+    class FakeKernel:
+        max_dynamic_shared_size_bytes = 0
+        kernel = object()
+
+        def __call__(self, grid, block, args, **kw):
+            calls["launch"] = (grid, block, args, kw, self.max_dynamic_shared_size_bytes)
+
+    class FakeRawModule:
+        def __init__(self, code, options, name_expressions, enable_cooperative_groups):
+            calls["module"] = (options, name_expressions, enable_cooperative_groups)
+            self.code = code
+
+        def compile(self):
+            if "BROKEN" in self.code:
+                raise CompileException()
+
+        def get_function(self, name):
+            if name == "missing":
+                raise DriverError("CUDA_ERROR_NOT_FOUND")
+            return FakeKernel()
+
+    fake = types.SimpleNamespace(
+        RawModule=FakeRawModule,
+        cuda=types.SimpleNamespace(compiler=types.SimpleNamespace(CompileException=CompileException),
+                                   driver=types.SimpleNamespace(CUDADriverError=DriverError)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    mod = _cupy.CupyModule("src", ("-DX=1",), ["k<4>"])
+    assert calls["module"] == (("-DX=1", "-std=c++17"), ("k<4>",), False)
+    fn = mod.get_function("k<4>")
+    fn.launch((2, 1, 1), (64, 1, 1), [1, 2], 64 * 1024)
+    grid, block, args, kw, smem_attr = calls["launch"]
+    assert (grid, block, args, kw["shared_mem"], smem_attr) == ((2, 1, 1), (64, 1, 1), (1, 2),
+                                                                  65536, 65536)
+    with pytest.raises(kernels.CompileError) as info:
+        _cupy.CupyModule("line1\nBROKEN\n", (), [])
+    assert info.value.line == 2 and info.value.source_line == "BROKEN"
+    with pytest.raises(kernels.KernelNotFoundError):
+        mod.get_function("missing")
