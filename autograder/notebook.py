@@ -106,7 +106,7 @@ def _strip_magics(source: str) -> str:
     return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in source.splitlines())
 
 
-_ANSWER_NOISE = re.compile(r"YOUR ANSWER HERE|\*\*你的答案[:：]?\*\*|你的答案[:：]", re.I)
+_ANSWER_NOISE = re.compile(r"YOUR ANSWER HERE|[（(]?请在此作答[）)]?|\*\*你的答案[:：]?\*\*|你的答案[:：]", re.I)
 
 
 def answer_text(cell) -> str:

@@ -196,6 +196,9 @@ def score(text: str, spec: Dict[str, Any], points: float = 2) -> RubricResult:
 
 
 def _message(res: RubricResult) -> str:
+    if res.points >= res.max_points and not res.misconceptions:
+        return (f"{res.points:g}/{res.max_points:g} 分（命中 {len(res.concepts_hit)} 个概念，"
+                f"{len(res.chains_found)} 条因果链）")
     parts = [f"{res.points:g}/{res.max_points:g} 分"]
     if res.concepts_hit:
         parts.append("命中概念：" + "、".join(res.concepts_hit))
