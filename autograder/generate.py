@@ -24,6 +24,7 @@ _VOLATILE_CELL_META = ("execution", "ExecuteTime", "collapsed", "scrolled", "jup
 _VOLATILE_NB_META = ("widgets", "celltoolbar", "toc", "varInspector")
 
 _INLINE = re.compile(r"/\*\s*BEGIN SOLUTION\s*\*/(.*?)/\*\s*END SOLUTION\s*\*/")
+BLANK_RE = re.compile(r"______")  # what ClearCudaSolutions leaves for the learner to fill
 
 
 class GenerationError(RuntimeError):
@@ -139,6 +140,15 @@ def solution_fragments(nb) -> list[str]:
 def find_leaks(solution_nb, lesson_nb) -> list[str]:
     lesson_text = "\n".join(c.source for c in lesson_nb.cells)
     return [f for f in solution_fragments(solution_nb) if f in lesson_text]
+
+
+def student_notebook(solution) -> "nbformat.NotebookNode":
+    """The generated (normalised) student notebook of one solution notebook,
+    without touching lessons/ (used to build example submissions)."""
+    solution = Path(solution)
+    with tempfile.TemporaryDirectory(prefix="autograder-generate-") as tmp:
+        released = build_course(Path(tmp), solution)
+        return nbformat.reads(normalise(nbformat.read(released, as_version=4)), as_version=4)
 
 
 def generate_all(root, lessons=None, check: bool = False) -> GenerateReport:

@@ -153,12 +153,17 @@ def _fmt(x) -> str:
 
 
 def print_table(rows, item_ids, title: str = "Gradebook", console=None) -> None:
+    import sys
+
     from rich.console import Console
     from rich.table import Table
 
+    # Piped / CI output has no terminal width; rich would squeeze the table into 80 columns.
+    console = console or Console(width=None if sys.stdout.isatty() else 160)
     table = Table(title=title)
     for col in ["student", *item_ids, "total", "passed", "vetoes", "hints", "status"]:
-        table.add_column(col, justify="right" if col in item_ids or col == "total" else "left")
+        table.add_column(col, justify="right" if col in item_ids or col == "total" else "left",
+                         no_wrap=col != "status")
     for r in rows:
         cells = [r.student]
         for i in item_ids:
@@ -167,6 +172,6 @@ def print_table(rows, item_ids, title: str = "Gradebook", console=None) -> None:
                   ",".join(v.get("id", "?") for v in r.vetoes) or "-", ",".join(r.hints) or "-",
                   r.status + (f" ({r.reason[:60]})" if r.reason else "")]
         table.add_row(*cells)
-    (console or Console()).print(table)
+    console.print(table)
     if any(r.overridden for r in rows):
-        (console or Console()).print("* = instructor override (formgrader manual score)")
+        console.print("* = instructor override (formgrader manual score)")
