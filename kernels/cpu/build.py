@@ -18,17 +18,18 @@ HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
 RUNTIME_DIR = HERE / "runtime"
 USER_FILE = "kernel.cu"          # name user diagnostics and debug info refer to
-BUILD_FORMAT = "emu-build-3"     # bump when the generated code changes shape
+BUILD_FORMAT = "emu-build-4"     # bump when the generated code changes shape
 
 CXX = os.environ.get("KERNELS_CXX", "g++")
-BASE_FLAGS = ["-std=c++17", "-g", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
-              "-fno-math-errno", "-pthread"]
+BASE_FLAGS = ["-std=c++17", "-g", "-gdwarf-4", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
+              "-fno-math-errno", "-fno-finite-loops", "-pthread"]
+# -fno-finite-loops: a spin loop must spin (and time out) as on the GPU, not be deleted as C++ allows
 NATIVE_FLAGS = ["-O2"]
 # racecheck: the compiler's ThreadSanitizer instrumentation calls our own hooks
 # (runtime/racecheck_shim.cpp); libtsan is never linked.
 RACECHECK_FLAGS = ["-O1", "-DEMU_RACECHECK", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0"]
 MEMCHECK_FLAGS = ["-O1", "-fno-omit-frame-pointer", "-DEMU_ASAN",
-                  "-fsanitize=address,alignment,bounds,null", "-fno-sanitize-recover=all"]
+                  "-fsanitize=address,alignment,null", "-fno-sanitize-recover=all"]
 
 
 def cache_dir() -> Path:

@@ -86,7 +86,7 @@ extern unsigned long long g_dyn_smem_bytes __attribute__((visibility("hidden")))
 // and per-warp count of completed warp operations (orders lanes of one warp)
 extern unsigned long long g_epoch __attribute__((visibility("hidden")));
 extern unsigned g_warp_gen[32] __attribute__((visibility("hidden")));
-extern int g_in_atomic __attribute__((visibility("hidden")));
+extern volatile int g_in_atomic __attribute__((visibility("hidden")));
 
 enum WarpOp { OP_SYNC = 0, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR,
               OP_BALLOT, OP_ANY, OP_ALL };

@@ -45,7 +45,7 @@ int g_float_atomics;
 unsigned long long g_dyn_smem_bytes;
 unsigned long long g_epoch;
 unsigned g_warp_gen[32];
-int g_in_atomic;
+volatile int g_in_atomic;
 alignas(128) unsigned char dyn_smem[EMU_MAX_DYN_SMEM] __attribute__((visibility("hidden")));
 
 namespace {

@@ -1,0 +1,377 @@
+"""Planted-bug kernels: each must be reported with the right exception class AND
+the user's source line (plus block/thread), on the CPU emulator."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kernels
+from kernels.cpu import CpuModule
+
+SEED = (Path(__file__).parent / "cuda" / "layernorm_seed.cu").read_text()
+TRAILING_SYNC = """    // 这个同步保证同一个 kernel 里连续调用 block_reduce_sum 时，
+    // 下一次调用不会覆盖上一次还没读完的 smem。
+    __syncthreads();
+"""
+
+
+def line_of(src, needle, nth=0):
+    hits = [i + 1 for i, l in enumerate(src.splitlines()) if needle in l]
+    return hits[nth]
+
+
+def launch(src, name, grid, block, args, shared_mem=0, names=None):
+    mod = kernels.RawModule(code=src, name_expressions=names or [])
+    mod.get_function(name)(grid, block, tuple(args), shared_mem=shared_mem)
+
+
+# ---------------------------------------------------------------- racecheck
+
+def test_seed_war_hazard_without_trailing_barrier(cpu):
+    """Lesson 5: block_reduce_sum without its trailing __syncthreads(), called twice."""
+    assert TRAILING_SYNC in SEED
+    bad = SEED.replace(TRAILING_SYNC, "")
+    M, N = 3, 1024
+    rng = np.random.default_rng(0)
+    x, g, b = (rng.standard_normal((M, N)).astype(np.float32), np.ones(N, np.float32), np.zeros(N, np.float32))
+    args = [x, g, b, np.zeros_like(x), np.int32(M), np.int32(N), np.float32(1e-5)]
+    launch(bad, "layernorm_kernel<256>", (M,), (256,), args, names=["layernorm_kernel<256>"])  # silent without check
+    with kernels.check("racecheck"):
+        with pytest.raises(kernels.RaceError) as ei:
+            launch(bad, "layernorm_kernel<256>", (M,), (256,), args, names=["layernorm_kernel<256>"])
+    e = ei.value
+    assert e.line == line_of(bad, "smem[warp] = val;")          # the overwriting write ...
+    assert f"line {line_of(bad, 'smem[lane] : 0.0f')}" in e.details   # ... of what warp 0 still reads
+    assert "write-after-read" in e.message and e.block == (0, 0, 0)
+
+
+def test_racecheck_clean_kernel_and_shared_atomics_pass(cpu):
+    src = r'''
+extern "C" __global__ void hist(const int* v, int* out, float* fout) {
+    __shared__ int h[8];
+    __shared__ float hf[8];
+    if (threadIdx.x < 8) { h[threadIdx.x] = 0; hf[threadIdx.x] = 0.0f; }
+    __syncthreads();
+    atomicAdd(&h[v[threadIdx.x]], 1);
+    atomicAdd(&hf[v[threadIdx.x]], 0.1f);
+    __syncthreads();
+    if (threadIdx.x < 8) { out[threadIdx.x] = h[threadIdx.x]; fout[threadIdx.x] = hf[threadIdx.x]; }
+}'''
+    v = np.random.default_rng(1).integers(0, 8, 256).astype(np.int32)
+    out, fout = np.zeros(8, np.int32), np.zeros(8, np.float32)
+    with kernels.check("racecheck"):
+        launch(src, "hist", (1,), (256,), [v, out, fout])
+    np.testing.assert_array_equal(out, np.bincount(v, minlength=8))
+    np.testing.assert_allclose(fout, 0.1 * np.bincount(v, minlength=8), rtol=1e-5)
+
+
+def test_racecheck_global_output_race(cpu):
+    src = r'''
+extern "C" __global__ void last_writer(int* out) {
+    out[0] = threadIdx.x;          // every thread writes the same element
+}'''
+    with kernels.check("racecheck"):
+        with pytest.raises(kernels.RaceError) as ei:
+            launch(src, "last_writer", (1,), (64,), [np.zeros(1, np.int32)])
+    assert "argument 0" in str(ei.value) or "out" in str(ei.value)
+
+
+def test_racecheck_missing_barrier_in_shared_tile(cpu):
+    src = r'''
+extern "C" __global__ void shift(const float* in, float* out) {
+    __shared__ float s[128];
+    s[threadIdx.x] = in[threadIdx.x];
+    out[threadIdx.x] = s[(threadIdx.x + 1) % 128];   // reads a neighbour's slot: no barrier
+}'''
+    with kernels.check("racecheck"):
+        with pytest.raises(kernels.RaceError) as ei:
+            launch(src, "shift", (1,), (128,), [np.ones(128, np.float32), np.zeros(128, np.float32)])
+    lines = {line_of(src, "s[threadIdx.x] = in"), line_of(src, "out[threadIdx.x] = s")}
+    assert ei.value.line in lines and "read-after-write" in ei.value.message or "write-after-read" in ei.value.message
+
+
+# ---------------------------------------------------------------- memcheck
+
+def test_off_by_one_read_memcheck(cpu):
+    src = r'''
+extern "C" __global__ void sum_row(const float* x, float* out, int n) {
+    float s = 0.0f;
+    for (int i = 0; i <= n; ++i)      // off by one
+        s += x[i];
+    out[threadIdx.x] = s;
+}'''
+    x = np.ones(100, np.float32)
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(src, "sum_row", (1,), (4,), [x, np.zeros(4, np.float32), np.int32(100)])
+    e = ei.value
+    assert e.line == line_of(src, "s += x[i];")
+    assert e.block == (0, 0, 0) and e.thread == (0, 0, 0)
+    assert "read" in e.message and "'x'" in e.message       # names the kernel parameter
+
+
+def test_float4_read_past_end_when_n_not_multiple_of_4(cpu):
+    src = r'''
+extern "C" __global__ void scale4(const float* in, float* out, int n, float a) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int n4 = (n + 3) / 4;                 // rounds up: the last float4 runs past the end
+    if (i < n4) {
+        float4 v = reinterpret_cast<const float4*>(in)[i];
+        out[4 * i] = (v.x + v.y + v.z + v.w) * a;
+    }
+}'''
+    n = 1022
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(src, "scale4", (4,), (64,), [np.ones(n, np.float32), np.zeros(n + 2, np.float32),
+                                                np.int32(n), np.float32(2)])
+    e = ei.value
+    assert e.line == line_of(src, "float4 v = reinterpret_cast")
+    assert e.block == (3, 0, 0) and e.thread == (63, 0, 0)
+
+
+def test_misaligned_float4_load(cpu):
+    src = r'''
+extern "C" __global__ void load4(const float* in, float* out) {
+    const float4* p = reinterpret_cast<const float4*>(in + 1);   // 4-byte aligned only
+    float4 v = p[threadIdx.x];
+    out[threadIdx.x] = v.x + v.y + v.z + v.w;
+}'''
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(src, "load4", (1,), (4,), [np.ones(64, np.float32), np.zeros(4, np.float32)])
+    assert ei.value.line == line_of(src, "float4 v = p[threadIdx.x];")
+    assert "misaligned" in ei.value.message and ei.value.thread == (0, 0, 0)
+
+
+def test_shared_memory_out_of_bounds(cpu):
+    src = r'''
+extern "C" __global__ void smem_oob(float* out) {
+    __shared__ float tile[32];
+    tile[threadIdx.x] = threadIdx.x;      // 33 threads, 32 slots
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x % 32];
+}'''
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(src, "smem_oob", (1,), (33,), [np.zeros(33, np.float32)])
+    assert ei.value.line == line_of(src, "tile[threadIdx.x] = threadIdx.x;")
+    assert ei.value.thread == (32, 0, 0) and "tile" in ei.value.message
+
+
+def test_dynamic_shared_memory_past_shared_mem(cpu):
+    src = r'''
+extern "C" __global__ void dyn(float* out) {
+    extern __shared__ float buf[];
+    buf[threadIdx.x] = 1.0f;              // shared_mem holds only 16 floats
+    __syncthreads();
+    out[threadIdx.x] = buf[threadIdx.x];
+}'''
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(src, "dyn", (1,), (32,), [np.zeros(32, np.float32)], shared_mem=64)
+    assert ei.value.line == line_of(src, "buf[threadIdx.x] = 1.0f;")
+    assert ei.value.thread == (16, 0, 0) and "shared_mem" in ei.value.message
+
+
+def test_memcheck_clean_kernel_copies_outputs_back(cpu):
+    src = r'''
+extern "C" __global__ void twice(const float* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = 2.0f * a[i];
+    if (i == 0) printf("memcheck printf %d\n", n);
+}'''
+    a = np.arange(50, dtype=np.float32)
+    b = np.zeros(50, np.float32)
+    with kernels.check("memcheck"):
+        launch(src, "twice", (2,), (32,), [a, b, np.int32(50)])
+    np.testing.assert_array_equal(b, 2 * a)
+
+
+# ---------------------------------------------------------------- always-on checks
+
+def test_divergent_barrier_after_early_exit(cpu):
+    src = r'''
+extern "C" __global__ void early(float* x, int n) {
+    int i = threadIdx.x;
+    if (i >= n) return;
+    x[i] *= 2.0f;
+    __syncthreads();
+    x[i] += 1.0f;
+}'''
+    with pytest.raises(kernels.DeadlockError) as ei:
+        launch(src, "early", (1,), (64,), [np.zeros(64, np.float32), np.int32(40)])
+    assert ei.value.line == line_of(src, "__syncthreads();")
+    assert "exited" in ei.value.message
+
+
+def test_divergent_barrier_different_lines(cpu):
+    src = r'''
+extern "C" __global__ void branches(float* x) {
+    if (threadIdx.x < 8) {
+        x[threadIdx.x] = 1.0f;
+        __syncthreads();
+    } else {
+        __syncthreads();
+    }
+}'''
+    with pytest.raises(kernels.DeadlockError) as ei:
+        launch(src, "branches", (1,), (64,), [np.zeros(64, np.float32)])
+    assert ei.value.line == line_of(src, "__syncthreads();", 0)   # 8 threads (the minority) wait there
+    assert ei.value.thread == (0, 0, 0)
+
+
+def test_shuffle_mask_names_exited_lane(cpu):
+    src = r'''
+extern "C" __global__ void partial_sum(const float* x, float* out, int n) {
+    int i = threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    v += __shfl_down_sync(0xffffffff, v, 16);
+    out[i] = v;
+}'''
+    with pytest.raises(kernels.ShuffleMaskError) as ei:
+        launch(src, "partial_sum", (1,), (32,), [np.ones(32, np.float32), np.zeros(32, np.float32), np.int32(20)])
+    assert ei.value.line == line_of(src, "__shfl_down_sync")
+    assert "exited" in ei.value.message
+
+
+def test_shuffle_mask_names_missing_lane_of_partial_warp(cpu):
+    src = r'''
+extern "C" __global__ void red(float* out) {
+    float v = 1.0f;
+    v += __shfl_xor_sync(0xffffffff, v, 1);
+    out[threadIdx.x] = v;
+}'''
+    with pytest.raises(kernels.ShuffleMaskError) as ei:
+        launch(src, "red", (1,), (48,), [np.zeros(48, np.float32)])
+    assert ei.value.line == line_of(src, "__shfl_xor_sync") and ei.value.thread[0] >= 32
+    assert "does not exist" in ei.value.message
+
+
+def test_shuffle_caller_not_in_mask_and_waiting_elsewhere(cpu):
+    src = r'''
+extern "C" __global__ void notin(int* out) {
+    out[threadIdx.x] = __shfl_sync(0x0000ffff, (int)threadIdx.x, 0);
+}'''
+    with pytest.raises(kernels.ShuffleMaskError) as ei:
+        launch(src, "notin", (1,), (32,), [np.zeros(32, np.int32)])
+    assert ei.value.line == line_of(src, "__shfl_sync") and "not in its own mask" in ei.value.message
+    src2 = r'''
+extern "C" __global__ void elsewhere(int* out) {
+    int v = threadIdx.x;
+    if (threadIdx.x % 2 == 0)
+        v = __shfl_xor_sync(0xffffffff, v, 1);
+    else
+        v = __shfl_xor_sync(0xffffffff, v, 2);
+    out[threadIdx.x] = v;
+}'''
+    with pytest.raises(kernels.ShuffleMaskError) as ei:
+        launch(src2, "elsewhere", (1,), (32,), [np.zeros(32, np.int32)])
+    assert ei.value.line in (line_of(src2, "v, 1)"), line_of(src2, "v, 2)"))
+    assert "different warp operation" in ei.value.message
+
+
+def test_infinite_loop_times_out_and_python_survives(cpu, monkeypatch):
+    monkeypatch.setenv("KERNELS_TIMEOUT", "0.5")
+    src = r'''
+extern "C" __global__ void spin(int* flag) {
+    if (threadIdx.x == 3) {
+        while (flag[0] == 0) { }          // nobody ever sets the flag
+    }
+    flag[1] = 1;
+}'''
+    with pytest.raises(kernels.KernelTimeout) as ei:
+        launch(src, "spin", (1,), (32,), [np.zeros(2, np.int32)])
+    assert ei.value.line == line_of(src, "while (flag[0] == 0)")
+    assert ei.value.thread == (3, 0, 0)
+    ok = np.array([1, 0], np.int32)
+    launch(src, "spin", (1,), (32,), [ok])      # the runtime is usable again
+    assert ok[1] == 1
+
+
+def test_while_true_times_out(cpu, monkeypatch):
+    monkeypatch.setenv("KERNELS_TIMEOUT", "0.3")
+    src = r'''
+extern "C" __global__ void forever(int* x) {
+    while (true) {}
+}'''
+    with pytest.raises(kernels.KernelTimeout):
+        launch(src, "forever", (1,), (1,), [np.zeros(1, np.int32)])
+
+
+def test_segfault_becomes_out_of_bounds_error(cpu):
+    src = r'''
+extern "C" __global__ void wild(float* x, long long offset) {
+    x[offset + threadIdx.x] = 1.0f;     // far outside the array
+}'''
+    with pytest.raises(kernels.OutOfBoundsError) as ei:
+        launch(src, "wild", (1,), (8,), [np.zeros(8, np.float32), np.int64(1 << 40)])
+    e = ei.value
+    assert e.line == line_of(src, "x[offset + threadIdx.x]")
+    assert "0x" in e.message and e.block == (0, 0, 0)
+    y = np.zeros(8, np.float32)
+    launch(src, "wild", (1,), (8,), [y, np.int64(0)])
+    assert y.sum() == 8
+
+
+def test_device_assert(cpu):
+    src = r'''
+extern "C" __global__ void checked(const int* v) {
+    assert(v[threadIdx.x] >= 0);
+}'''
+    v = np.zeros(64, np.int32)
+    v[37] = -1
+    with pytest.raises(kernels.DeviceAssertError) as ei:
+        launch(src, "checked", (2,), (64,), [v])
+    assert ei.value.line == line_of(src, "assert(v[threadIdx.x] >= 0)")
+    assert ei.value.thread == (37, 0, 0) and ei.value.block == (0, 0, 0)
+
+
+def test_printf_goes_to_stdout_only(cpu, capfd):
+    src = r'''
+extern "C" __global__ void talk(int unused_param) {
+    int unused_variable = 3;      // g++ would warn; warnings must not reach stderr
+    if (threadIdx.x == 0) printf("hello from block %d\n", blockIdx.x);
+}'''
+    launch(src, "talk", (3,), (4,), [np.int32(0)])
+    out, err = capfd.readouterr()
+    assert sorted(l for l in out.splitlines() if l.startswith("hello")) == [f"hello from block {b}" for b in range(3)]
+    assert err == ""
+
+
+# ---------------------------------------------------------------- building
+
+def test_host_compile_error_maps_to_user_line():
+    src = "extern \"C\" __global__ void k(float* x) {\n    x[0] = 1.0f;\n    this_is_not_declared(x);\n}\n"
+    with pytest.raises(kernels.CompileError) as ei:
+        CpuModule(src, (), ["k"]).compile()
+    assert ei.value.line == 3 and any(d[0] == 3 for d in ei.value.diagnostics)
+
+
+def test_build_cache_is_shared_across_processes(tmp_path):
+    """Two processes building the same new source at once: one build, both load it."""
+    src = f'extern "C" __global__ void k(int* x) {{ x[threadIdx.x] = {os.getpid()} + threadIdx.x; }}\n'
+    script = textwrap.dedent(f'''
+        import numpy as np, sys
+        from kernels.cpu import CpuModule
+        f = CpuModule({src!r}, (), ["k"]).get_function("k")
+        x = np.zeros(4, np.int32)
+        f.launch((1, 1, 1), (4, 1, 1), [x])
+        print(x.tolist())
+    ''')
+    env = dict(os.environ, KERNELS_CACHE_DIR=str(tmp_path))
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    expect = str([os.getpid() + i for i in range(4)])
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert out.strip() == expect
+    assert len(list((tmp_path / "cpu").glob("mod-*.so"))) == 1
