@@ -200,7 +200,7 @@ class CpuFunction:
             env["ASAN_OPTIONS"] = ("detect_leaks=0:halt_on_error=1:abort_on_error=0:symbolize=1:"
                                    "detect_stack_use_after_return=0:allow_user_segv_handler=0:"
                                    "print_summary=1:color=never")
-            env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1:color=never"
+            env["UBSAN_OPTIONS"] = "halt_on_error=1:abort_on_error=1:print_stacktrace=1:color=never"
             try:
                 proc = subprocess.run([str(runner), str(job), str(out)], capture_output=True, text=True,
                                       env=env, timeout=float(cfg.timeout_s) + 60)

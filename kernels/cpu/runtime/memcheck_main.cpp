@@ -9,7 +9,9 @@
 
 #include <sanitizer/common_interface_defs.h>
 
+#include <csignal>
 #include <cstdio>
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -22,6 +24,12 @@ static void on_death() {
         fprintf(stderr, "EMU-CONTEXT block=%u,%u,%u thread=%u,%u,%u\n", emu::g_blockIdx.x, emu::g_blockIdx.y,
                 emu::g_blockIdx.z, emu::g_cur->idx.x, emu::g_cur->idx.y, emu::g_cur->idx.z);
     fflush(stderr);
+}
+
+// UBSan (run with abort_on_error=1) does not call death callbacks: it aborts.
+static void on_abort(int) {
+    on_death();
+    _exit(134);
 }
 
 static bool read_exact(FILE* f, void* p, size_t n) { return n == 0 || fread(p, 1, n, f) == n; }
@@ -58,6 +66,7 @@ int main(int argc, char** argv) {
     fclose(f);
     fflush(stderr);
     __sanitizer_set_death_callback(on_death);
+    signal(SIGABRT, on_abort);
     emu_result res;
     emu_entry_table[entry](&cfg, slots.data(), &res);
     FILE* o = fopen(argv[2], "wb");
