@@ -60,9 +60,17 @@ c.merge(make_config({course!r}, cell_timeout_s={timeout!r}))
 '''
 
 
+_MARKER = "# Written by autograder"
+
+
 def write_course_config(course_dir: str | Path, cell_timeout_s: int = 120) -> Path:
+    """Write nbgrader_config.py into the course dir, unless the instructor already
+    has one of their own there (then it is left alone; our settings still apply
+    to everything autograder runs in-process)."""
     course_dir = Path(course_dir).resolve()
     path = course_dir / "nbgrader_config.py"
+    if path.exists() and not path.read_text(encoding="utf-8").startswith(_MARKER):
+        return path
     path.write_text(_CONFIG_TEMPLATE.format(repo=str(REPO_ROOT), course=str(course_dir),
                                             timeout=int(cell_timeout_s)), encoding="utf-8")
     return path

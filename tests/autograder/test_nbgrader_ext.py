@@ -146,3 +146,12 @@ def test_course_config_file_loads_our_pipeline(tmp_path):
     assert ClearCudaSolutions in cfg.GenerateAssignment.preprocessors
     assert cfg.Execute.timeout == 33
     assert cfg.CourseDirectory.root == str(tmp_path.resolve())
+
+
+def test_instructor_course_config_is_left_alone(tmp_path):
+    from autograder.nbgrader_ext import write_course_config
+
+    own = tmp_path / "nbgrader_config.py"
+    own.write_text("c = get_config()\nc.CourseDirectory.course_id = 'mine'\n", encoding="utf-8")
+    write_course_config(tmp_path)
+    assert "mine" in own.read_text(encoding="utf-8")
