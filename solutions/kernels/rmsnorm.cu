@@ -29,7 +29,7 @@ __device__ __forceinline__ float sol_bf16_lo(unsigned u) { return __uint_as_floa
 __device__ __forceinline__ float sol_bf16_hi(unsigned u) { return __uint_as_float(u & 0xffff0000u); }
 
 __device__ __forceinline__ unsigned short sol_f32_to_bf16(float f) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__CUDA_EMU__)
     unsigned short h;
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
@@ -42,7 +42,7 @@ __device__ __forceinline__ unsigned short sol_f32_to_bf16(float f) {
 }
 
 __device__ __forceinline__ unsigned sol_pack_bf16x2(float lo, float hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__CUDA_EMU__)
     unsigned r;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
     return r;
@@ -111,6 +111,15 @@ __device__ __forceinline__ float sol_warp_allreduce(float v) {
 }
 
 // Thread-block clusters through PTX, so no cooperative_groups header is needed (sm_90+ only).
+// The course's CPU emulator (__CUDA_EMU__) has no clusters: there these are never instantiated with
+// CLUSTER > 1 and the cluster kernels are left out (the dispatcher uses the stream kernels instead).
+#if defined(__CUDA_EMU__)
+#define SOL_CLUSTER_DIMS(c)
+__device__ __forceinline__ unsigned sol_cluster_rank() { return 0; }
+__device__ __forceinline__ void sol_cluster_sync() {}
+__device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigned) { return *smem; }
+#else
+#define SOL_CLUSTER_DIMS(c) __cluster_dims__(c, 1, 1)
 __device__ __forceinline__ unsigned sol_cluster_rank() {
     unsigned r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
@@ -127,6 +136,7 @@ __device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigne
     asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
     return v;
 }
+#endif
 
 // All-reduce over the TPR threads of one row (and over the CLUSTER CTAs sharing it).
 // warp_buf/cluster_buf must not be reused by another call before every thread has passed this one,
@@ -271,7 +281,7 @@ rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restri
 }
 
 template <typename T, int W, int TPR, int NV, int CLUSTER>
-__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(TPR)
+__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
                        int M, int N, float eps) {
     rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, y, M, N, eps);

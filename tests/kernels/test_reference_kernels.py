@@ -1,0 +1,262 @@
+"""Reference (speed-of-light) LayerNorm / RMSNorm / softmax kernels: planner, NVRTC build, numerics.
+
+* planner tests: pure Python, every launch shape covers the row and stays within its register budget;
+* NVRTC tests: every instance the planner picks for the benchmark shapes compiles for sm_90 without
+  register spills (runs without a GPU; needs the nvidia-cuda-nvrtc wheel);
+* CPU-emulator tests: the cached (warp/block per row) and stream kernels through ``kernels.RawModule``
+  on tiny shapes, including rows that do not start on a 16-byte boundary, with memcheck + racecheck;
+* GPU tests (``@pytest.mark.gpu``): every path including clusters, through cupy, against float64.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from solutions.kernels import dispatch
+from solutions.kernels.dispatch import (KINDS, OPS, ReferenceKernels, bf16_bits_to_f32, f32_to_bf16_bits,
+                                        plan, source)
+
+BENCH_N = (256, 768, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 50257)
+DTYPES = ("float32", "bf16")
+
+
+# ------------------------------------------------------------------ float64 references
+def reference(op: str, x: np.ndarray, params: list[np.ndarray]) -> np.ndarray:
+    x = x.astype(np.float64)
+    if op == "layernorm":
+        mean = x.mean(axis=1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5) * params[0] + params[1]
+    if op == "rmsnorm":
+        return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6) * params[0]
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def make_case(op: str, M: int, N: int, dtype: str, rng):
+    """Host inputs in the kernel's storage dtype + their exact float64 values."""
+    x = rng.standard_normal((M, N)) * (3.0 if op == "softmax" else 2.0) + (0.0 if op == "softmax" else 1.5)
+    params = []
+    if op in ("layernorm", "rmsnorm"):
+        params.append(1.0 + 0.5 * rng.standard_normal(N))
+    if op == "layernorm":
+        params.append(0.5 * rng.standard_normal(N))
+    if dtype == "bf16":
+        stored = [f32_to_bf16_bits(a.astype(np.float32)) for a in (x, *params)]
+        exact = [bf16_bits_to_f32(a).astype(np.float64) for a in stored]
+    else:
+        stored = [a.astype(np.float32) for a in (x, *params)]
+        exact = [a.astype(np.float64) for a in stored]
+    return stored, exact
+
+
+def check_output(op, y_stored, exact, dtype):
+    y = bf16_bits_to_f32(y_stored) if dtype == "bf16" else y_stored
+    assert np.isfinite(y).all(), "unwritten (poisoned) or non-finite outputs"
+    ref = reference(op, exact[0], exact[1:])
+    err = np.linalg.norm(y - ref) / np.linalg.norm(ref)
+    assert err < (8e-3 if dtype == "bf16" else 1e-5), f"{op} {dtype}: relative error {err:.3g}"
+
+
+def poison(like: np.ndarray) -> np.ndarray:
+    return np.full_like(like, 0x7FC0) if like.dtype == np.uint16 else np.full_like(like, np.nan)
+
+
+# ------------------------------------------------------------------ planner (pure Python)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("N", (1, 7, 31, 32, 37, 255, 256, 300, 1023, 1024, 1025, 2049, 4096, 8191, 16384,
+                               32768, 50257, 65536, 262144, 262145, 1 << 20))
+def test_plan_covers_row_within_register_budget(op, dtype, N):
+    M = 37
+    for aligned in (True, False):
+        p = plan(op, M, N, dtype, aligned=aligned)
+        assert p.kind in KINDS
+        if not aligned:
+            assert p.vec == 1
+        if p.kind == "stream":
+            assert p.grid == (M,) and p.block == (p.tpr,) and p.cluster == 1
+        else:
+            # body vectors (<= ceil(N / vec)) all have an owner; the scalar head/tail needs < 2 vectors
+            assert p.nv * p.tpr * p.cluster >= -(-N // p.vec)
+            assert p.elems_per_thread <= dispatch.WARP_ROW_MAX_ELEMS
+            assert p.block[0] == p.tpr * p.rpb <= 1024
+            rows_covered = p.grid[0] // p.cluster * p.rpb
+            assert rows_covered >= M and p.grid[0] % p.cluster == 0
+            assert (p.tpr == 32) or p.rpb == 1
+            assert p.cluster <= dispatch.MAX_CLUSTER
+
+
+def test_plan_paths_by_row_length():
+    assert plan("layernorm", 8, 768, "float32").tpr == 32            # warp per row
+    assert plan("layernorm", 8, 4096, "float32").tpr > 32            # block per row
+    assert plan("rmsnorm", 8, 65536, "float32").kind == "cluster"    # row spread over a cluster
+    assert plan("rmsnorm", 8, 65536, "float32", allow_cluster=False).kind == "stream"
+    assert plan("softmax", 8, 1 << 20, "bf16").kind == "stream"      # too long for 8 CTAs
+    assert plan("softmax", 8, 50257, "float32").vec == 4              # misaligned rows still vectorised
+
+
+def test_plan_rejects_bad_requests():
+    with pytest.raises(ValueError):
+        plan("gelu", 4, 4, "float32")
+    with pytest.raises(TypeError):
+        plan("softmax", 4, 4, "float64")
+    with pytest.raises(ValueError):
+        plan("softmax", 4, 4, "float32", kind="magic")
+    with pytest.raises(ValueError):
+        plan("softmax", 4, 1 << 20, "float32", kind="cached")
+    with pytest.raises(ValueError):
+        plan("softmax", 4, 65536, "float32", kind="cluster", allow_cluster=False)
+
+
+def test_bf16_bits_round_to_nearest_even_and_keep_nan():
+    vals = np.array([1.0, 1.00390625, 1.01171875, -2.5, np.inf, np.nan, 3.0e38], dtype=np.float32)
+    bits = f32_to_bf16_bits(vals)
+    # 1 + 2^-8 is a tie -> even (1.0); 1 + 3 * 2^-8 is a tie -> even (1 + 2^-6)
+    assert list(bits[:4]) == [0x3F80, 0x3F80, 0x3F82, 0xC020]
+    back = bf16_bits_to_f32(bits)
+    assert back[4] == np.inf and np.isnan(back[5]) and np.isfinite(back[6])
+
+
+# ------------------------------------------------------------------ NVRTC build (no GPU needed)
+def _nvrtc_compile(src: str, names: list[str]) -> str:
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
+    err, prog = nvrtc.nvrtcCreateProgram(src.encode(), b"reference.cu", 0, [], [])
+    for n in names:
+        nvrtc.nvrtcAddNameExpression(prog, n.encode())
+    opts = [b"-std=c++17", b"--gpu-architecture=sm_90", b"--ptxas-options=-v"]
+    (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+    _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+    log = b" " * size
+    nvrtc.nvrtcGetProgramLog(prog, log)
+    log = log.decode(errors="replace").replace("\x00", "")
+    assert res == nvrtc.nvrtcResult.NVRTC_SUCCESS, log[-3000:]
+    return log
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_benchmark_instances_compile_for_sm90_without_spills(op):
+    try:
+        import cuda.bindings.nvrtc as nvrtc
+        nvrtc.nvrtcVersion()
+    except Exception as exc:  # pragma: no cover - environment without the NVRTC wheel
+        pytest.skip(f"NVRTC not available: {exc}")
+    names = sorted({plan(op, 1024, N, dt, kind=k).name
+                    for N in BENCH_N for dt in DTYPES for k in (None, "stream")})
+    log = _nvrtc_compile(source(op), names)
+    spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", log)]
+    assert spills and max(spills) == 0, "register spills in: " + log[-2000:]
+    assert len(re.findall(r"Compiling entry function", log)) == len(names)
+
+
+# ------------------------------------------------------------------ CPU emulator through kernels.RawModule
+def _cpu_backend_or_skip():
+    kernels = pytest.importorskip("kernels")
+    try:
+        import kernels.cpu  # noqa: F401
+    except Exception as exc:  # pragma: no cover
+        pytest.skip(f"CPU emulator not importable: {exc}")
+    return kernels
+
+
+CPU_SHAPES = (
+    (5, 37, None),      # warp per row, rows not 16-byte aligned: scalar head/tail + vector body
+    (4, 300, None),     # warp per row, aligned rows
+    (2, 2052, None),    # block per row
+    (3, 301, "stream"),  # stream kernel, scalar path (N % vec != 0)
+    (3, 1200, "stream"),  # stream kernel, vector path
+)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_cpu_emulator_matches_float64(op, dtype, monkeypatch):
+    kernels = _cpu_backend_or_skip()
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False)
+    rng = np.random.default_rng(hash((op, dtype)) % 2**32)
+    np_dtype = np.uint16 if dtype == "bf16" else np.float32
+    rk.prepare([rk.plan(op, M, N, np_dtype, kind=k) for M, N, k in CPU_SHAPES])  # one build per op
+    for M, N, kind in CPU_SHAPES:
+        stored, exact = make_case(op, M, N, dtype, rng)
+        x, *params = [kernels.asarray(a) for a in stored]
+        y = kernels.asarray(poison(stored[0]))
+        rk.run(op, x, params, out=y, kind=kind)
+        check_output(op, kernels.asnumpy(y), exact, dtype)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_cpu_emulator_memcheck_racecheck_misaligned_rows(op, monkeypatch):
+    """Head/tail peeling must stay inside each row and every barrier must hold (emulator checks)."""
+    kernels = _cpu_backend_or_skip()
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False)
+    rng = np.random.default_rng(7)
+    for M, N in ((3, 13), (2, 1029)):   # warp-per-row and block-per-row, rows start at every offset
+        stored, exact = make_case(op, M, N, "float32", rng)
+        x, *params = [kernels.asarray(a) for a in stored]
+        y = kernels.asarray(poison(stored[0]))
+        with kernels.check("memcheck", "racecheck"):
+            rk.run(op, x, params, out=y)
+        check_output(op, kernels.asnumpy(y), exact, "float32")
+
+
+def test_cpu_emulator_unaligned_base_pointer_uses_scalar_path(monkeypatch):
+    kernels = _cpu_backend_or_skip()
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False)
+    rng = np.random.default_rng(3)
+    M, N = 3, 64
+    buf = np.empty(M * N + 1, dtype=np.float32)
+    x = buf[1:].reshape(M, N)          # 4 bytes past a 16-byte boundary
+    x[...] = rng.standard_normal((M, N)).astype(np.float32) * 3
+    assert x.ctypes.data % 16 != 0
+    y = np.full_like(x, np.nan)
+    xk = kernels.asarray(x)
+    yk = kernels.asarray(y)
+    if kernels.asnumpy(xk).ctypes.data % 16 == 0:  # pragma: no cover - the runtime copied to aligned memory
+        pytest.skip("runtime realigned the array")
+    rk.softmax(xk, out=yk)
+    check_output("softmax", kernels.asnumpy(yk), [x.astype(np.float64)], "float32")
+
+
+# ------------------------------------------------------------------ GPU (cupy), every path incl. clusters
+GPU_SHAPES = [(7, 37), (64, 768), (9, 1025), (5, 4096), (3, 16384), (3, 32768), (3, 50257), (2, 65536),
+              (2, 262145)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_gpu_every_path_matches_float64(op, dtype):
+    cp = pytest.importorskip("cupy")
+    rk = ReferenceKernels(raw_module=cp.RawModule)
+    rng = np.random.default_rng(11)
+    np_dtype = np.uint16 if dtype == "bf16" else np.float32
+    for M, N in GPU_SHAPES:
+        stored, exact = make_case(op, M, N, dtype, rng)
+        x, *params = [cp.asarray(a) for a in stored]
+        for kind in (None, "stream", "cluster"):
+            try:
+                rk.plan(op, M, N, np_dtype, kind=kind)
+            except ValueError:
+                continue  # e.g. no cluster shape for this N
+            y = cp.asarray(poison(stored[0]))
+            rk.run(op, x, params, out=y, kind=kind)
+            check_output(op, cp.asnumpy(y), exact, dtype)
+
+
+@pytest.mark.gpu
+def test_gpu_same_result_through_kernels_runtime():
+    """The dispatcher drives the course runtime's RawModule exactly like cupy's."""
+    cp = pytest.importorskip("cupy")
+    import kernels
+    if kernels.backend() != "cupy":
+        pytest.skip("kernels runtime is not on the GPU backend")
+    rng = np.random.default_rng(5)
+    stored, exact = make_case("layernorm", 16, 1000, "float32", rng)
+    a = ReferenceKernels(raw_module=kernels.RawModule).layernorm(*[kernels.asarray(s) for s in stored])
+    b = ReferenceKernels(raw_module=cp.RawModule).layernorm(*[cp.asarray(s) for s in stored])
+    np.testing.assert_array_equal(kernels.asnumpy(a), cp.asnumpy(b))
