@@ -71,6 +71,7 @@ struct Launch {
     int done;
     bool aborted;
     bool restart;      // greedy policy: re-pick from the start after a barrier
+    int pos;           // position (in order) of the running thread
     int bar_arrived, bar_line, bar_acc_count, bar_acc_and, bar_acc_or, bar_result;
     bool bar_mismatch;
 };
@@ -154,6 +155,30 @@ inline void to_fiber(Thread* t) {
 #endif
 }
 
+int pick_next(int start);
+
+// The running fiber blocks (or exits): switch straight to the next runnable
+// thread, one context switch instead of two through the scheduler.  Only a
+// finished, aborted or stalled block goes back to the scheduler.
+void yield_to_next(Thread* t, bool dying) {
+    int start = L.restart ? 0 : (L.pos + 1 == L.n ? 0 : L.pos + 1);
+    L.restart = false;
+    int k = pick_next(start);
+    if (k < 0) { to_scheduler(t, dying); return; }
+    Thread* nt = &L.threads[L.order[k]];
+    L.pos = k;
+    if (nt == t) return;
+    g_cur = nt;
+#ifdef EMU_ASAN
+    void* fake = nullptr;
+    __sanitizer_start_switch_fiber(dying ? nullptr : &fake, stack_base(nt->linear), EMU_STACK_SIZE);
+    emu_fiber_switch(&t->sp, nt->sp);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    emu_fiber_switch(&t->sp, nt->sp);
+#endif
+}
+
 void set_where(const Thread* t) {
     emu_result* r = L.res;
     r->block[0] = g_blockIdx.x; r->block[1] = g_blockIdx.y; r->block[2] = g_blockIdx.z;
@@ -206,13 +231,14 @@ void thread_exit(Thread* t) {
                  "(thread (%u, %u, %u) returned without reaching this warp operation)",
                  op_name(o->op), o->mask, t->lane, t->idx.x, t->idx.y, t->idx.z);
     }
-    to_scheduler(t, true);
+    yield_to_next(t, true);
+    __builtin_unreachable();
 }
 
 void fiber_main(void* arg) {
     Thread* t = static_cast<Thread*>(arg);
 #ifdef EMU_ASAN
-    __sanitizer_finish_switch_fiber(nullptr, &g_main_bottom, &g_main_size);
+    __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
     L.body(L.ctx);
     thread_exit(t);
@@ -289,7 +315,7 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long val, int ar
     t->op = op; t->mask = mask; t->val = val; t->src = src; t->pred = (int)val; t->line = line;
     t->state = ST_WARP;
     w.waiting |= 1u << lane;
-    if (!try_complete(w, t)) to_scheduler(t, false);
+    if (!try_complete(w, t)) yield_to_next(t, false);
     return t->result;
 }
 
@@ -326,11 +352,11 @@ int barrier(int op, int pred, int line) {
         g_epoch++;
         if (L.cfg->policy & EMU_POLICY_GREEDY) {
             L.restart = true;
-            to_scheduler(t, false);
+            yield_to_next(t, false);
         }
         return L.bar_result;
     }
-    to_scheduler(t, false);
+    yield_to_next(t, false);
     return L.bar_result;
 }
 
@@ -474,15 +500,12 @@ void run_block() {
     L.restart = false;
     g_epoch++;
     memset(g_warp_gen, 0, sizeof g_warp_gen);
-    int pos = 0;
-    while (L.done < n) {
-        int k = pick_next(pos);
-        if (k < 0) { diagnose_stall(); L.aborted = true; return; }
-        to_fiber(&L.threads[L.order[k]]);
-        if (L.aborted) return;
-        if (L.restart) { L.restart = false; pos = 0; }
-        else pos = k + 1 == n ? 0 : k + 1;
-    }
+    // Fibers hand over to each other directly; control comes back here when the
+    // block finished, was aborted, or no thread can run.
+    L.pos = 0;
+    to_fiber(&L.threads[L.order[0]]);
+    if (L.aborted) return;
+    if (L.done < n) { diagnose_stall(); L.aborted = true; }
 }
 
 // Watchdog: interrupts the launching thread after cfg->timeout_s.
@@ -584,6 +607,19 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
     // Accesses past the launch's dynamic shared memory size are reported by ASan.
     ASAN_UNPOISON_MEMORY_REGION(dyn_smem, sizeof dyn_smem);
     ASAN_POISON_MEMORY_REGION(dyn_smem + cfg->shared_mem, sizeof dyn_smem - cfg->shared_mem);
+#endif
+#ifdef EMU_ASAN
+    {   // bounds of the launching thread's stack, for ASan's fiber switch annotations
+        pthread_attr_t attr;
+        void* addr = nullptr;
+        size_t size = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            pthread_attr_getstack(&attr, &addr, &size);
+            pthread_attr_destroy(&attr);
+        }
+        g_main_bottom = addr;
+        g_main_size = size;
+    }
 #endif
     g_blockDim = {bx, by, bz};
     g_gridDim = {cfg->grid[0], cfg->grid[1], cfg->grid[2]};
