@@ -42,6 +42,15 @@ __forceinline__ unsigned short float_to_bf16_bits(float f) {
     return (unsigned short)(x >> 16);
 }
 __forceinline__ float bf16_bits_to_float(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+// double -> float with round-to-odd: a following float -> half/bf16 rounding
+// is then a single correct rounding of the double (used by the fused __hfma).
+__forceinline__ float double_to_float_odd(double r) {
+    float f = (float)r;
+    if ((double)f == r || std::isnan(r) || std::isinf(f)) return f;
+    unsigned bits = __float_as_uint(f);
+    if (std::fabs((double)f) > std::fabs(r)) bits -= 1;   // toward zero (same sign, magnitude - 1 ulp)
+    return __uint_as_float(bits | 1u);
+}
 }  // namespace emu
 
 #define EMU_F16_TYPE(T, TO_BITS, TO_FLOAT)                                                        \
@@ -78,7 +87,7 @@ __forceinline__ T __hmul(T a, T b) { return a * b; }                            
 __forceinline__ T __hdiv(T a, T b) { return a / b; }                                              \
 __forceinline__ T __hneg(T a) { return -a; }                                                      \
 __forceinline__ T __habs(T a) { return T::from_bits((unsigned short)(a.__x & 0x7fffu)); }         \
-__forceinline__ T __hfma(T a, T b, T c) { return T((float)((double)float(a) * float(b) + float(c))); } \
+__forceinline__ T __hfma(T a, T b, T c) { return T(::emu::double_to_float_odd((double)float(a) * float(b) + float(c))); } \
 __forceinline__ T __hmax(T a, T b) { return T(std::fmax(float(a), float(b))); }                  \
 __forceinline__ T __hmin(T a, T b) { return T(std::fmin(float(a), float(b))); }                  \
 __forceinline__ bool __heq(T a, T b) { return a == b; }                                           \
