@@ -233,8 +233,9 @@ class CpuFunction:
                 if a.flags.writeable:
                     a.reshape(-1).view(np.uint8)[:] = np.frombuffer(blob[pos:pos + n], np.uint8)
                 pos += n
-        if res.code == EMU_FAULT:
-            res.pc = 0
+        if res.code != EMU_OK and not res.line and res.pc:
+            res.line = addr2line(str(runner), res.pc) or 0
+        res.pc = 0   # an offset into the runner, not an address in this process
         return res, printed
 
     # --- racecheck ---------------------------------------------------------------

@@ -294,6 +294,18 @@ extern "C" __global__ void spin(int* flag) {
     assert ok[1] == 1
 
 
+def test_timeout_under_memcheck(cpu, monkeypatch):
+    monkeypatch.setenv("KERNELS_TIMEOUT", "1")
+    src = r'''
+extern "C" __global__ void spin(volatile int* flag) {
+    while (flag[0] == 0) { }
+}'''
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.KernelTimeout) as ei:
+            launch(src, "spin", (1,), (4,), [np.zeros(1, np.int32)])
+    assert ei.value.line == line_of(src, "while (flag[0] == 0)") and ei.value.thread == (0, 0, 0)
+
+
 def test_while_true_times_out(cpu, monkeypatch):
     monkeypatch.setenv("KERNELS_TIMEOUT", "0.3")
     src = r'''

@@ -10,6 +10,7 @@
 #include <sanitizer/common_interface_defs.h>
 
 #include <csignal>
+#include <dlfcn.h>
 #include <cstdio>
 #include <unistd.h>
 #include <cstdlib>
@@ -69,6 +70,10 @@ int main(int argc, char** argv) {
     signal(SIGABRT, on_abort);
     emu_result res;
     emu_entry_table[entry](&cfg, slots.data(), &res);
+    // PCs go back as offsets into this executable (PIE) for addr2line
+    Dl_info info;
+    if (res.pc && dladdr((void*)(uintptr_t)res.pc, &info) && info.dli_fbase) res.pc -= (uintptr_t)info.dli_fbase;
+    if (res.pc2 && dladdr((void*)(uintptr_t)res.pc2, &info) && info.dli_fbase) res.pc2 -= (uintptr_t)info.dli_fbase;
     FILE* o = fopen(argv[2], "wb");
     if (!o) { perror("runner: out"); return 2; }
     fwrite("EMUOUT1", 1, 8, o);
