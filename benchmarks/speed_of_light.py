@@ -208,14 +208,15 @@ def explore_specs(N: int, dtype: str) -> list[dict]:
     vec = 8 if dtype == "bf16" else 4
     specs = [{"hints": True}]
     if N <= 1024:
-        specs += [{"config": {"tpr": 32, "rpb": r}} for r in (2, 8)]
+        specs += [{"kind": "cached", "config": {"tpr": t}} for t in (8, 16, 32)
+                  if -(-N // (vec * t)) * vec <= 32]
     if 1024 < N <= 32768:
         for t in (64, 128, 256, 512, 1024):
             e = -(-N // (vec * t)) * vec
             if 8 <= e <= 32:
                 specs.append({"kind": "cached", "config": {"tpr": t}})
-    if N > 32768:
-        for c, t in ((2, 1024), (4, 512), (4, 1024), (8, 256), (8, 512)):
+    if N >= 32768:
+        for c, t in ((2, 512), (2, 1024), (4, 256), (4, 512), (8, 256), (8, 512)):
             if -(-N // (vec * t * c)) * vec <= 32:
                 specs.append({"kind": "cluster", "config": {"cluster": c, "tpr": t}})
     if N >= 16384:

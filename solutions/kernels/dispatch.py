@@ -3,7 +3,8 @@
 The kernels live beside this file (layernorm.cu, rmsnorm.cu, softmax.cu). Which template instance runs
 depends on the row length N and the dtype, the way fast norm/softmax libraries dispatch:
 
-* ``cached``  N <= 1024: one warp per row, RPB rows per block; longer rows: one block per row. The row
+* ``cached``  N <= 1024: one warp (or 16 / 8 lanes) per row, several rows per 128-thread block; longer
+  rows: one block per row. The row
   stays in registers, so x is read once and y written once. Elements per thread are kept <= 16 with up
   to 512 threads, then <= 32 (512, then 1024 threads; no spills, checked with ptxas -v).
 * ``cluster`` rows too long for one block's registers (N > 32768 elements): a thread-block cluster of 8
@@ -49,7 +50,8 @@ _ELEM = {
 
 WARP_ROW_MAX_ELEMS = 32      # per-thread register cache, elements (fp32 registers)
 BLOCK_ROW_TARGET_ELEMS = 16  # preferred per-thread elements when a bigger block can take the rest
-ROWS_PER_BLOCK = 4           # warp-per-row mode: 4 warps (128 threads) per block
+WARP_MODE_THREADS = 128      # warp/sub-warp-per-row mode: 128 threads per block (4 warps)
+SUBWARP_MIN_ELEMS = 16       # short rows: fewer lanes per row until each lane holds this many elements
 MAX_CLUSTER = 8              # portable cluster size limit
 BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, smallest first
 # (CTAs, threads per CTA), first that fits wins. 8 x 256 measured best of (2..8) x (256..1024) on the H200:
@@ -123,6 +125,8 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
     nvec = -(-N // vec)
 
     def cached(t: int, r: int) -> Plan:
+        if t < 2 * vec - 2:
+            raise ValueError(f"{t} threads per row cannot hold the scalar head/tail of {vec}-wide vectors")
         n = -(-nvec // t)
         if n * vec > 2 * WARP_ROW_MAX_ELEMS:
             raise ValueError(f"N={N} needs {n * vec} registers per thread at {t} threads per row")
@@ -135,7 +139,8 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
     def stream() -> Plan:
         v = width if (aligned and N % width == 0) else 1
         t = tpr or (512 if N >= 4096 * v else 256)
-        unroll = nv or (4 if v > 1 else 8)   # 16-byte vectors: 4 in flight per chunk; scalars: 8
+        # 16-byte vectors: 4 in flight per chunk; fp32 scalars: 8 (bf16 scalars: 4, 8 spills in LayerNorm)
+        unroll = nv or (8 if (v == 1 and ctype == "float") else 4)
         return Plan(op, "stream", ctype, v, t, 1, unroll, 1, (M,), (t,))
 
     if kind == "stream":
@@ -146,11 +151,17 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if cluster is not None:
             return clustered(cluster, tpr or 1024)
     if tpr is not None and kind in (None, "cached"):
-        return cached(tpr, rpb or (ROWS_PER_BLOCK if tpr == 32 else 1))
+        return cached(tpr, rpb or (WARP_MODE_THREADS // tpr if tpr <= 32 else 1))
 
     if kind in (None, "cached"):
         if nvec * vec <= 32 * WARP_ROW_MAX_ELEMS:
-            return cached(32, rpb or ROWS_PER_BLOCK)
+            # Short rows: 32, 16 or 8 lanes per row so each lane still holds >= 16 elements (fewer
+            # shuffle rounds per byte; 4 x 16-byte loads in flight per fp32 lane).
+            t = 32
+            min_t = 16 if vec == 8 else 8   # a row's scalar head + tail (< 2 vectors) needs one lane each
+            while t > min_t and -(-nvec // t) * vec < SUBWARP_MIN_ELEMS:
+                t //= 2
+            return cached(t, rpb or WARP_MODE_THREADS // t)
         # bf16 rows measured fastest with 32 elements (4 x 16-byte loads) per thread and fewer threads
         # (H200 exploration, docs/benchmarks: e.g. bf16 softmax 8192: 70% of copy at 512 x 16, 94% at 256 x 32).
         target = 2 * BLOCK_ROW_TARGET_ELEMS if ctype != "float" else BLOCK_ROW_TARGET_ELEMS

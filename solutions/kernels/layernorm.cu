@@ -29,6 +29,11 @@
 #define SOL_LDG(p) (*(p))
 #define SOL_STCS(p, v) (*(p) = (v))
 #endif
+#if defined(__CUDA_ARCH__)
+#define SOL_ST_EVICT_FIRST(p, v) __stcs(p, v)  // stream kernels: keep x (read twice) in L2, not y
+#else
+#define SOL_ST_EVICT_FIRST(p, v) (*(p) = (v))
+#endif
 
 __device__ __forceinline__ float sol_bf16_lo(unsigned u) { return __uint_as_float(u << 16); }
 __device__ __forceinline__ float sol_bf16_hi(unsigned u) { return __uint_as_float(u & 0xffff0000u); }
@@ -84,17 +89,23 @@ __device__ __forceinline__ void sol_load(const T* __restrict__ p, float (&v)[W])
     }
 }
 
-template <typename T, int W>
+// fp32 registers -> W consecutive elements. EVICT_FIRST: streaming store (used by the stream kernels).
+template <typename T, int W, bool EVICT_FIRST = false>
 __device__ __forceinline__ void sol_store(T* __restrict__ p, const float (&v)[W]) {
     if constexpr (W == 1) {
-        sol_from_f32(p, v[0]);
+        T s;
+        if constexpr (sizeof(T) == 4) s = v[0]; else s = sol_f32_to_bf16(v[0]);
+        if constexpr (EVICT_FIRST) SOL_ST_EVICT_FIRST(p, s); else SOL_STCS(p, s);
     } else if constexpr (sizeof(T) == 4) {
-        SOL_STCS(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+        const float4 q = make_float4(v[0], v[1], v[2], v[3]);
+        if constexpr (EVICT_FIRST) SOL_ST_EVICT_FIRST(reinterpret_cast<float4*>(p), q);
+        else SOL_STCS(reinterpret_cast<float4*>(p), q);
     } else {
         uint4 q;
         q.x = sol_pack_bf16x2(v[0], v[1]); q.y = sol_pack_bf16x2(v[2], v[3]);
         q.z = sol_pack_bf16x2(v[4], v[5]); q.w = sol_pack_bf16x2(v[6], v[7]);
-        SOL_STCS(reinterpret_cast<uint4*>(p), q);
+        if constexpr (EVICT_FIRST) SOL_ST_EVICT_FIRST(reinterpret_cast<uint4*>(p), q);
+        else SOL_STCS(reinterpret_cast<uint4*>(p), q);
     }
 }
 
@@ -107,11 +118,12 @@ struct SolMax {
     __device__ __forceinline__ static float identity() { return __int_as_float(0xff800000); }  // -inf
 };
 
-// Butterfly: every lane ends with the bit-identical result (a + b == b + a at each step).
-template <class Op>
+// Butterfly over aligned groups of WIDTH lanes (32 = whole warp): every lane of a group ends with the
+// bit-identical result (a + b == b + a at each step).
+template <class Op, int WIDTH = 32>
 __device__ __forceinline__ float sol_warp_allreduce(float v) {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+    for (int o = WIDTH / 2; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
 
@@ -122,6 +134,7 @@ __device__ __forceinline__ float sol_warp_allreduce(float v) {
 #define SOL_CLUSTER_DIMS(c)
 __device__ __forceinline__ unsigned sol_cluster_rank() { return 0; }
 __device__ __forceinline__ void sol_cluster_sync() {}
+__device__ __forceinline__ void sol_cluster_exit_sync() {}
 __device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigned) { return *smem; }
 #else
 #define SOL_CLUSTER_DIMS(c) __cluster_dims__(c, 1, 1)
@@ -132,6 +145,11 @@ __device__ __forceinline__ unsigned sol_cluster_rank() {
 }
 __device__ __forceinline__ void sol_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// Last barrier before exit: only orders peers' reads of this CTA's shared memory (already complete, their
+// values were used), so a relaxed arrive suffices; a release arrive would wait for this CTA's global stores.
+__device__ __forceinline__ void sol_cluster_exit_sync() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 }
 __device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigned rank) {
     unsigned local, remote;
@@ -148,7 +166,7 @@ __device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigne
 // so callers give each reduction its own buffers instead of paying a second barrier.
 template <class Op, int TPR, int CLUSTER>
 __device__ __forceinline__ float sol_row_allreduce(float v, float* warp_buf, float* cluster_buf) {
-    v = sol_warp_allreduce<Op>(v);
+    v = sol_warp_allreduce<Op, (TPR < 32 ? TPR : 32)>(v);
     if constexpr (TPR > 32) {
         constexpr int NW = TPR / 32;
         const int lane = threadIdx.x & 31;
@@ -225,14 +243,19 @@ template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
 __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, const T* __restrict__ gamma,
                                                      const T* __restrict__ beta, T* __restrict__ y,
                                                      int M, int N, float eps) {
-    static_assert(TPR == 32 || RPB == 1, "several rows per block only in warp-per-row mode");
-    static_assert(TPR % 32 == 0 && TPR <= 1024, "TPR is a multiple of 32, at most 1024");
+    static_assert(TPR <= 32 || RPB == 1, "several rows per block only when a row fits in one warp");
+    static_assert((TPR % 32 == 0 && TPR <= 1024) || TPR == 8 || TPR == 16, "TPR: 8, 16 or 32k <= 1024");
+    static_assert(TPR >= 2 * W - 2, "a misaligned row's scalar head + tail (< 2 vectors) needs a lane each");
     __shared__ float warp_buf[2][TPR > 32 ? TPR / 32 : 1];
     __shared__ float cluster_buf[2];
     const int t = threadIdx.x % TPR;
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
-    const long long row = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;
-    if (TPR == 32 && row >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
+    const long long row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;
+    if (TPR == 32 && row_id >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
+    // Sub-warp rows (TPR < 32): lanes past the last row still join their warp's shuffles (on a clamped
+    // row) and store nothing.
+    const bool row_ok = row_id < M;
+    const long long row = row_ok ? row_id : (long long)M - 1;
     const T* xr = x + row * N;
     T* yr = y + row * N;
     const SolRowSplit<T, W> rs(xr, N);
@@ -287,13 +310,13 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
     const float var = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[1], &cluster_buf[1]) / N;
     const float rstd = rsqrtf(var + eps);
 
-    if (has_ex)
+    if (has_ex && row_ok)
         sol_from_f32(yr + ex_i, fmaf((ex - mean) * rstd, sol_to_f32(SOL_LDG(gamma + ex_i)),
                                      sol_to_f32(SOL_LDG(beta + ex_i))));
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
         const int j = (i * CLUSTER + rank) * TPR + t;
-        if (j < rs.nb) {
+        if (j < rs.nb && row_ok) {
             const int c = rs.shift + j * W;
             const int pi = kPrefetch ? i : 0;
             if constexpr (!kPrefetch) {
@@ -305,7 +328,7 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
             sol_store<T, W>(yr + c, v[i]);
         }
     }
-    if constexpr (CLUSTER > 1) sol_cluster_sync();  // peers may still read this CTA's cluster_buf
+    if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 
 template <typename T, int W, int TPR, int RPB, int NV>
@@ -415,7 +438,7 @@ layernorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, co
                 sol_load<T, W, false>(beta + c, b);
 #pragma unroll
                 for (int k = 0; k < W; ++k) v[u][k] = fmaf((v[u][k] - mean) * rstd, g[k], b[k]);
-                sol_store<T, W>(yr + c, v[u]);
+                sol_store<T, W, true>(yr + c, v[u]);
             }
         }
     }

@@ -85,12 +85,14 @@ def test_plan_covers_row_within_register_budget(op, dtype, N):
             assert p.block[0] == p.tpr * p.rpb <= 1024
             rows_covered = p.grid[0] // p.cluster * p.rpb
             assert rows_covered >= M and p.grid[0] % p.cluster == 0
-            assert (p.tpr == 32) or p.rpb == 1
+            assert p.tpr <= 32 or p.rpb == 1
             assert p.cluster <= dispatch.MAX_CLUSTER
 
 
 def test_plan_paths_by_row_length():
     assert plan("layernorm", 8, 768, "float32").tpr == 32            # warp per row
+    assert plan("layernorm", 8, 256, "bf16").tpr == 16               # half a warp per row, 8 rows/block
+    assert plan("layernorm", 8, 256, "bf16").rpb == 8
     assert plan("layernorm", 8, 4096, "float32").tpr > 32            # block per row
     assert plan("rmsnorm", 8, 65536, "float32").kind == "cluster"    # row spread over a cluster
     assert plan("rmsnorm", 8, 65536, "float32", allow_cluster=False).kind == "stream"
@@ -109,6 +111,8 @@ def test_plan_rejects_bad_requests():
         plan("softmax", 4, 1 << 20, "float32", kind="cached")
     with pytest.raises(ValueError):
         plan("softmax", 4, 65536, "float32", kind="cluster", allow_cluster=False)
+    with pytest.raises(ValueError):  # 8 lanes cannot peel a bf16 row's head + tail (up to 14 scalars)
+        plan("softmax", 4, 37, "bf16", tpr=8)
 
 
 def test_bf16_bits_round_to_nearest_even_and_keep_nan():
@@ -162,7 +166,8 @@ def _cpu_backend_or_skip():
 
 
 CPU_SHAPES = (
-    (5, 37, None),      # warp per row, rows not 16-byte aligned: scalar head/tail + vector body
+    (5, 37, None),      # 8 (fp32) / 16 (bf16) lanes per row, rows not 16-byte aligned: head/tail peeling
+    (19, 64, None),     # 16 lanes per row: lanes past the last row join shuffles, store nothing
     (4, 300, None),     # warp per row, aligned rows
     (2, 2052, None),    # block per row
     (3, 301, "stream"),  # stream kernel, scalar path (N % vec != 0)
