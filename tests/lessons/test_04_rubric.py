@@ -72,3 +72,21 @@ def test_negated_misconception_is_not_flagged(cfg):
     res = _score(cfg, "q2", "eps 不是为了加速，而是因为全零行的均方值为 0 时 rsqrtf(0) = inf，导致 0 × inf = NaN。")
     assert not res.misconceptions
     assert res.points == 2, res.message
+
+
+ENGLISH = {
+    "q1": "RMSNorm drops the mean subtraction (re-centering) and beta, keeping only the re-scaling. Because it needs a "
+          "single reduction of sum(x^2) instead of two, it saves one round of warp shuffles, shared memory and "
+          "__syncthreads, so it is cheaper for a memory-bound kernel.",
+    "q2": "For an all-zero row the mean square is 0, so without eps rsqrtf(0) = inf and 0 * inf produces NaN. With eps "
+          "inside the sqrt the scale is bounded by 1/sqrt(eps), so the output stays finite.",
+    "q3": "FP16 has a max value of 65504, so any |x| > 256 makes x*x overflow to inf, which leads to inv_rms = "
+          "rsqrt(inf) = 0 and the row output becomes zeros. FP32 accumulation does not overflow; the cost is one "
+          "__half2float conversion per element, bandwidth is unchanged.",
+}
+
+
+@pytest.mark.parametrize("item_id", sorted(ENGLISH))
+def test_english_paraphrase_scores_full_marks(cfg, item_id):
+    res = _score(cfg, item_id, ENGLISH[item_id])
+    assert res.points == 2 and not res.misconceptions, res.message

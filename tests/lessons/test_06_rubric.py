@@ -69,3 +69,22 @@ def test_correct_statements_near_misconception_patterns_are_not_flagged(cfg):
     res = _score(cfg, "q3", "整行都是 -inf 时 max = -inf，-inf - (-inf) = NaN，因此整行输出 NaN（与 torch 的约定一致）；"
                             "初值为 0 会导致全负的行 0/0 = NaN。")
     assert not res.misconceptions, res.misconceptions
+
+
+ENGLISH = {
+    "q1": "In FP32 exp(x) overflows to inf once x exceeds about 88.7, so 1e4 inputs give inf / inf which produces NaN. "
+          "Subtracting the row max does not change the result because exp(-c) cancels. After the shift every "
+          "argument is <= 0, so each term is at most 1 and nothing can overflow.",
+    "q2": "The three-pass kernel reads x 3 times and writes y once: 16 bytes per element, versus 12 bytes for the naive "
+          "one and 8 bytes when the row is cached in shared memory. Softmax is memory-bound, so the time is "
+          "proportional to this traffic. Caching costs K*4 bytes of shared memory per block, which lowers occupancy.",
+    "q3": "Threads without elements join the reduction with the initial value, so the max must start at -inf, the "
+          "identity. If the initial value is 0, a row of -1e4 gets max = 0, every exp underflows and 0/0 produces "
+          "NaN. A NaN row: fmaxf ignores NaN but exp(NaN) makes the sum NaN, so the whole row is NaN (torch policy).",
+}
+
+
+@pytest.mark.parametrize("item_id", sorted(ENGLISH))
+def test_english_paraphrase_scores_full_marks(cfg, item_id):
+    res = _score(cfg, item_id, ENGLISH[item_id])
+    assert res.points == 2 and not res.misconceptions, res.message
