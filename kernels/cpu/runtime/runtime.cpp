@@ -97,6 +97,25 @@ size_t g_main_size;
 
 inline char* stack_base(int i) { return g_stacks[i] + kPage; }  // above the guard page
 
+#ifdef EMU_ASAN
+// Frames still live when a fiber is abandoned keep their ASan redzones; the
+// stack is reused by the next block, so that shadow must be cleared first.
+std::vector<uintptr_t> g_stack_dirty;   // lowest address possibly poisoned (0 = clean)
+void clean_stack(int i) {
+    uintptr_t top = (uintptr_t)(stack_base(i) + EMU_STACK_SIZE);
+    uintptr_t lo = g_stack_dirty[i];
+    if (lo && lo < top) ASAN_UNPOISON_MEMORY_REGION((void*)lo, top - lo);
+    g_stack_dirty[i] = 0;
+}
+void mark_stacks_dirty(int n, bool all) {
+    for (int i = 0; i < n; ++i) {
+        uintptr_t base = (uintptr_t)stack_base(i);
+        uintptr_t sp = all ? base : (uintptr_t)L.threads[i].sp;
+        g_stack_dirty[i] = (sp > base + 1024) ? sp - 1024 : base;
+    }
+}
+#endif
+
 void ensure_stacks(int n) {
     while ((int)g_stacks.size() < n) {
         size_t total = EMU_STACK_SIZE + kPage;
@@ -105,6 +124,9 @@ void ensure_stacks(int n) {
         mprotect(p, kPage, PROT_NONE);  // guard page: stack overflow faults instead of corrupting
         g_stacks.push_back(static_cast<char*>(p));
     }
+#ifdef EMU_ASAN
+    if ((int)g_stack_dirty.size() < n) g_stack_dirty.resize(n, 0);
+#endif
 }
 
 void fiber_main(void* arg);
@@ -487,6 +509,9 @@ void run_block() {
         t.state = ST_RUN;
         t.line = 0;
         t.mask = 0;
+#ifdef EMU_ASAN
+        clean_stack(i);
+#endif
         t.sp = init_fiber_stack(i, &t);
     }
     for (size_t w = 0; w < L.warps.size(); ++w) {
@@ -504,6 +529,9 @@ void run_block() {
     // block finished, was aborted, or no thread can run.
     L.pos = 0;
     to_fiber(&L.threads[L.order[0]]);
+#ifdef EMU_ASAN
+    mark_stacks_dirty(n, L.aborted);
+#endif
     if (L.aborted) return;
     if (L.done < n) { diagnose_stall(); L.aborted = true; }
 }
@@ -662,6 +690,9 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
         g_armed = 0;
     } else {
         // Arrived from on_signal: the current fiber (g_cur) was interrupted.
+#ifdef EMU_ASAN
+        mark_stacks_dirty(n, true);
+#endif
         res->signo = g_sig_no;
         res->pc = g_sig_pc;
         res->addr = (unsigned long long)(uintptr_t)g_sig_addr;
