@@ -220,6 +220,16 @@ def _check_scalar(kernel, p: Param, i: int, a):
     if not isinstance(a, np.generic):
         _fail(kernel, p, i, f"expected a numpy scalar, got {_where(a)}",
               "标量参数需要 numpy 标量，例如 numpy.float32(eps)。")
+    if p.lanes > 1:
+        # a vector passed by value (float4 v): the bytes of a structured scalar
+        if not isinstance(a, np.void) or a.nbytes != p.size:
+            fields = ", ".join(f"('{c}', '{want.str}')" for c in "xyzw"[:p.lanes])
+            example = f"numpy.array(({', '.join(['0'] * p.lanes)},), dtype=[{fields}])[()]"
+            _fail(kernel, p, i, f"a {p.ctype} passed by value needs a {p.size}-byte numpy "
+                                f"structured scalar, e.g. {example}",
+                  f"按值传递的 {p.ctype} 需要 {p.size} 字节的 numpy 结构化标量，例如 {example}；"
+                  "更常见的做法是改为传指针。")
+        return a
     if want is None:
         if p.size and a.nbytes != p.size:
             _fail(kernel, p, i, f"expected {p.size} bytes, got {a.nbytes}",

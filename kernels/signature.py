@@ -166,8 +166,6 @@ def parse_ctype(ctype: str, name: str = "") -> Param:
                 align = size
     if stars > 1:
         dtype, size, lanes, align = None, 8, 1, 8
-    if not is_pointer and dtype is None and base == "void":
-        size = 0
     return Param(name=name, ctype=pretty, is_pointer=is_pointer, is_const=is_const,
                  dtype=dtype, size=size, lanes=lanes, align=align)
 

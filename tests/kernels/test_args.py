@@ -16,6 +16,7 @@ __global__ void layernorm_kernel(const float* __restrict__ input, const float* _
 extern "C" __global__ void vec4(const float4* __restrict__ in, float4* out, int n) {}
 extern "C" __global__ void halves(const __half* a, __nv_bfloat16* b, __half s, unsigned long long n) {}
 extern "C" __global__ void raw(void* p, double d, bool flag, size_t n) {}
+extern "C" __global__ void byval(float4 v, int n) {}
 """
 
 
@@ -222,3 +223,12 @@ def test_launch_errors(grid, block, shared, needle):
 def test_launch_limits_are_inclusive():
     check_launch((2 ** 31 - 1, 65535, 65535), (1024, 1, 1), MAX_DYNAMIC_SHARED)
     check_launch(1, (1, 16, 64))
+
+
+def test_vector_by_value_needs_structured_scalar(kernels_):
+    p = kernels_["byval"]
+    assert not p[0].is_pointer and p[0].size == 16
+    err = raises(p, [np.float32(1), np.int32(1)])
+    assert err.param == "v" and "16-byte numpy structured scalar" in err.message
+    rec = np.array((1, 2, 3, 4), dtype=[(c, "<f4") for c in "xyzw"])[()]
+    check_args("byval", p, [rec, np.int32(1)], "cpu")
