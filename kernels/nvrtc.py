@@ -356,7 +356,8 @@ def compile_source(code: str, options: Sequence[str] = (),
     """
     opts = assemble_options(options)
     names = tuple(str(n) for n in (name_expressions or ()))
-    key = hashlib.sha256(repr((CACHE_FORMAT, code, opts, names, version(), _headers_stamp())).encode()).hexdigest()
+    key = hashlib.sha256(repr((CACHE_FORMAT, code, opts, names, version(),
+                               _headers_stamp())).encode()).hexdigest()
     with _lock:
         hit = _cache.get(key)
     if hit is None:
@@ -394,15 +395,23 @@ def compile_source(code: str, options: Sequence[str] = (),
             kernels[name] = sig.named_params(types, _decl_for(decls, base, len(types)))
 
     plain = [d for d in decls if d.extern_c and not d.is_template and d.name in entries]
+    # unmangled entries the scanner missed (e.g. kernels written by a macro): the
+    # probe alone gives their types; parameter names are then arg0, arg1, ...
+    scanned = {d.name for d in plain}
+    hidden = [sig.KernelDecl(name=e, qualname=e, line=0, is_template=False, extern_c=True,
+                             anonymous_ns=False)
+              for e in entries if not e.startswith("_Z") and e not in scanned]
     # the probe compile costs as much as the first one: only for typedef'd/macro'd types
-    unresolved = [d for d in plain if not sig.source_types_resolved(d)]
+    unresolved = [d for d in plain if not sig.source_types_resolved(d)] + hidden
     probed = _probe_types(code, opts, unresolved) if unresolved else {}
-    for decl in plain:
+    for decl in plain + hidden:
         if decl.name in kernels:
             continue
         types = probed.get(decl.name)
-        kernels[decl.name] = (sig.named_params(types, decl) if types is not None
-                              else sig.params_from_source(decl))
+        if types is not None:
+            kernels[decl.name] = sig.named_params(types, decl)
+        elif decl in plain:
+            kernels[decl.name] = sig.params_from_source(decl)
 
     result = FrontEndResult(lowered=lowered, kernels=kernels, decls=decls, entries=entries,
                             warnings=[d for d in parse_log(log) if d[1] != "error"],

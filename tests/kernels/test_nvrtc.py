@@ -259,6 +259,16 @@ def test_extern_c_kernels_get_real_types_through_typedefs_and_namespaces():
     assert res.kernels["k2"] == []
 
 
+def test_kernels_written_by_macros_are_found_through_ptx_entries():
+    src = ("#define AXPY(name, T) extern \"C\" __global__ void name(T a, const T* x, T* y) {}\n"
+           "AXPY(saxpy, float)\n"
+           "AXPY(daxpy, double)\n")
+    res = nvrtc.compile_source(src)
+    assert [p.dtype for p in res.kernels["saxpy"]] == [np.float32] * 3
+    assert [p.ctype for p in res.kernels["daxpy"]] == ["double", "const double*", "double*"]
+    assert [p.name for p in res.kernels["daxpy"]] == ["arg0", "arg1", "arg2"]
+
+
 def test_source_scanner_ignores_comments_strings_and_helpers():
     src = ("// __global__ void fake1(int x) {}\n"
            "/* __global__ void fake2(int x) {} */\n"
