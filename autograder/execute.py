@@ -81,6 +81,20 @@ def _kill(proc: subprocess.Popen) -> None:
             continue
 
 
+def _own_kernelspec(where: Path):
+    """A kernelspec running THIS interpreter, so a user/system-wide "python3" spec cannot
+    send the notebook to another environment without the course packages."""
+    import json
+    root = Path(tempfile.mkdtemp(prefix="kspec-", dir=str(where)))   # inside the parent's temp dir
+    spec = root / "kernels" / "autograder-python"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "autograder", "language": "python"}), encoding="utf-8")
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(root), os.environ.get("JUPYTER_PATH", "")) if p)
+    return "autograder-python", root
+
+
 def _child(src: str, out: str, cell_timeout: int, cwd: str) -> int:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -95,7 +109,9 @@ def _child(src: str, out: str, cell_timeout: int, cwd: str) -> int:
         nbformat.write(nb, tmp)
         os.replace(tmp, out)
 
-    client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,
+    import shutil
+    kernel_name, spec_root = _own_kernelspec(Path(out).resolve().parent)
+    client = NotebookClient(nb, timeout=cell_timeout, kernel_name=kernel_name, allow_errors=True,
                             resources={"metadata": {"path": cwd}}, on_cell_executed=save)
     try:
         client.execute()
@@ -107,6 +123,8 @@ def _child(src: str, out: str, cell_timeout: int, cwd: str) -> int:
         save()
         print(f"kernel died: {exc}", file=sys.stderr)
         return 4
+    finally:
+        shutil.rmtree(spec_root, ignore_errors=True)
     save()
     return 0
 
