@@ -288,3 +288,33 @@ def test_source_scanner_ignores_comments_strings_and_helpers():
     assert [n for n, _ in decls["real1"].params] == ["out", "in", "n"]
     assert decls["real1"].params[1][1].endswith("*")
     assert decls["real2"].params[0] == (None, "unsigned")
+
+
+PARITY_SOURCES = [
+    SIMPLE,
+    "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n" + SIMPLE,
+    "#include <cooperative_groups.h>\n" + SIMPLE,
+    "#include <math_constants.h>\n" + SIMPLE,
+    "#include <cuda/std/limits>\n" + SIMPLE,
+    "#include <cstdio>\n" + SIMPLE,
+    'extern "C" __global__ void k(float* x) { x[0] = -INFINITY; }\n',
+    "float sq(float v) { return v * v; }\n" + SIMPLE,
+    "__global__ void g(float* x) {}\nvoid launch(float* x) { g<<<1, 1>>>(x); }\n",
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("src", PARITY_SOURCES)
+def test_front_end_accepts_exactly_what_cupy_accepts(src):
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.RawModule(code=src, options=("-std=c++17",)).compile()
+        cupy_ok = True
+    except cupy.cuda.compiler.CompileException:
+        cupy_ok = False
+    try:
+        nvrtc.compile_source(src)
+        ours_ok = True
+    except CompileError:
+        ours_ok = False
+    assert ours_ok == cupy_ok
