@@ -243,6 +243,7 @@ def _kernel_refs(spec, w, kernels):
 
 
 def _validate_item(it, w, kernels, arrays):
+    from . import references
     _need_map(it, w)
     _unknown(it, ("points", "kind", "grade_id", "cases", "rubric", "hint", "title"), w)
     if not isinstance(it.get("points"), (int, float)):
@@ -267,6 +268,12 @@ def _validate_item(it, w, kernels, arrays):
                 _expr(pv, f"{wc}.params.{pk}")
             for aid, a in (_need_map(c.get("arrays") or {}, f"{wc}.arrays")).items():
                 _validate_array(a, f"{wc}.arrays.{aid}", full=aid not in arrays)
+            if c.get("reference") and not references.exists(c["reference"]):
+                _fail(f"{wc}.reference", f"no reference function {c['reference']!r} "
+                      f"(known: {', '.join(references.names())})")
+            for o in _need_list(c.get("outputs") or [], f"{wc}.outputs"):
+                if o not in arrays and o not in (c.get("arrays") or {}):
+                    _fail(f"{wc}.outputs", f"output {o!r} is not declared under arrays")
             tol = _need_map(c.get("tol") or {}, f"{wc}.tol")
             _unknown(tol, ("atol", "rtol"), f"{wc}.tol")
             for ok, ov in (_need_map(c.get("compare") or {}, f"{wc}.compare")).items():

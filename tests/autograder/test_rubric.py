@@ -133,6 +133,13 @@ def test_fixture_rubric_loads_and_errors_name_the_key(monkeypatch, tmp_path):
     broken.write_text(text.replace("reference: layernorm", "reference: layernorm_v9", 1), encoding="utf-8")
     with pytest.raises(config.RubricError, match="layernorm_v9"):
         config.load(broken)
+    broken.write_text(text.replace("kernel: layernorm,", "kernel: layernorm_x,", 1), encoding="utf-8")
+    with pytest.raises(config.RubricError, match=r"items\.code_normal\.cases\[0\]\.kernel: unknown kernel"):
+        config.load(broken)
+    broken.write_text(text.replace("dist: {constant: {value: 3.0}}", "dist: {gauss: {value: 3.0}}", 1),
+                      encoding="utf-8")
+    with pytest.raises(config.RubricError, match=r"cases\[1\]\.arrays\.x\.dist"):
+        config.load(broken)
     monkeypatch.setenv("AUTOGRADER_RUBRIC", str(FIXTURES / "grading_rubric.yaml"))
     with pytest.raises(config.RubricError, match="no such lesson"):
         config.lesson("42_nope")
