@@ -123,6 +123,26 @@ def validate(spec: Dict[str, Any]) -> None:
             raise RubricError(f"{k}: expected {{concepts: N, chains: N}}")
 
 
+_LEADING = re.compile(r"因为|由于|如果|若|一旦|当|\bif\b|\bbecause\b|\bsince\b|\bwhen\b|\bonce\b", re.I)
+
+
+def _linked(sentence: str, cause: re.Pattern, effect: re.Pattern) -> bool:
+    """A connective between a cause match and an effect match (either order: "A 导致 B", "B because A"),
+    or a leading one ("因为/如果/if/when" before both: "因为 A，B")."""
+    cs = [(m.start(), m.end()) for m in cause.finditer(sentence)]
+    es = [(m.start(), m.end()) for m in effect.finditer(sentence)]
+    conns = [m.start() for m in _CONNECTIVE_RE.finditer(sentence)]
+    for c0, c1 in cs:
+        for e0, e1 in es:
+            lo, hi = min(c1, e1), max(c0, e0)
+            if any(lo <= k <= hi for k in conns):
+                return True
+            first = min(c0, e0)
+            if any(m.start() < first for m in _LEADING.finditer(sentence)):
+                return True
+    return False
+
+
 def _negated(sentence: str, start: int, end: int) -> bool:
     """Negation in the same clause before (or inside) the match."""
     clause_start = 0
@@ -164,8 +184,8 @@ def score(text: str, spec: Dict[str, Any], points: float = 2) -> RubricResult:
     causal = [bool(_CONNECTIVE_RE.search(s)) for s in sents]
     for cause, effect in spec.get("chains") or []:
         found = None
-        for i in set(in_sent[cause]) & set(in_sent[effect]):
-            if causal[i]:
+        for i in sorted(set(in_sent[cause]) & set(in_sent[effect])):
+            if causal[i] and _linked(sents[i], regs[cause], regs[effect]):
                 found = sents[i]
                 break
         if found is not None:

@@ -149,3 +149,12 @@ def test_repo_rubric_is_valid():
     # the real grading_rubric.yaml (lesson authors' entries) must always validate
     data = config.load(config.REPO_ROOT / "grading_rubric.yaml")
     assert "settings" in data
+
+
+def test_connective_must_link_the_two_concepts():
+    # both concepts and a connective in one sentence, but the connective links neither of them
+    r = score("NaN 和负数都见过，所以要多测试。")
+    assert not any(c["cause"] == "方差为负" and c["effect"] == "NaN" for c in r.chains_found)
+    # reversed order with "because", and a leading "因为"
+    assert score("rsqrt returns NaN because the variance is negative.").chains_found
+    assert score("因为方差为负，rsqrt 的结果就是 NaN。").chains_found
