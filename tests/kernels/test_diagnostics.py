@@ -94,6 +94,30 @@ extern "C" __global__ void shift(const float* in, float* out) {
     assert ei.value.line in lines and "read-after-write" in ei.value.message or "write-after-read" in ei.value.message
 
 
+def test_racecheck_write_after_write(cpu):
+    src = r'''
+extern "C" __global__ void flag(const int* v, int* out) {
+    __shared__ int any_neg, last;
+    if (threadIdx.x == 0) { any_neg = 0; last = -1; }
+    __syncthreads();
+    if (v[threadIdx.x] < 0) any_neg = 1;       // same value from every writer: benign
+    __syncthreads();
+    if (threadIdx.x % 32 == 0) last = threadIdx.x;   // different values: a real WAW hazard
+    __syncthreads();
+    out[0] = any_neg; out[1] = last;
+}'''
+    v = -np.ones(128, np.int32)
+    with kernels.check("racecheck"):
+        with pytest.raises(kernels.RaceError) as ei:
+            launch(src, "flag", (1,), (128,), [v, np.zeros(2, np.int32)])
+    assert ei.value.line == line_of(src, "last = threadIdx.x;") and "write-after-write" in ei.value.message
+    ok = src.replace("if (threadIdx.x % 32 == 0) last = threadIdx.x;", "if (threadIdx.x == 0) last = 7;")
+    out = np.zeros(2, np.int32)
+    with kernels.check("racecheck"):
+        launch(ok, "flag", (1,), (128,), [v, out])
+    assert list(out) == [1, 7]
+
+
 # ---------------------------------------------------------------- memcheck
 
 def test_off_by_one_read_memcheck(cpu):

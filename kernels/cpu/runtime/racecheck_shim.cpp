@@ -58,16 +58,36 @@ inline bool ordered(int other, unsigned wgen) {
     report_race(kind, pc, pc2, thread_at(other), what);
 }
 
+// A write-after-write that stores the value already there (e.g. every warp
+// setting the same flag) is benign: decide once the store has happened, at the
+// thread's next instrumented access or runtime call.
+struct PendingWaw { bool armed; uintptr_t word; unsigned before; unsigned long long pc, pc2; int other; const Thread* who; };
+PendingWaw g_waw;
+
+void check_pending_waw() {
+    if (!g_waw.armed) return;
+    g_waw.armed = false;
+    unsigned now;
+    std::memcpy(&now, (const void*)g_waw.word, 4);
+    if (now != g_waw.before) hazard(3, g_waw.pc, g_waw.pc2, g_waw.other, g_waw.word);
+}
+
 inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) {
     if (!g_cur || g_in_atomic) return;
+    if (g_waw.armed) check_pending_waw();
     for (uintptr_t w = a & ~uintptr_t(3); w < a + n; w += 4) {
         Shadow* s = shadow_for(w);
         if (!s) return;
         const unsigned long long ep = g_epoch;
         const int me = g_cur->linear;
         const unsigned wg = g_warp_gen[g_cur->warp];
-        if (s->w_epoch == ep && !ordered(s->w_thread, s->w_wgen))
-            hazard(write ? 3 : 1, pc, s->w_pc, s->w_thread, w);
+        if (s->w_epoch == ep && !ordered(s->w_thread, s->w_wgen)) {
+            if (!write) hazard(1, pc, s->w_pc, s->w_thread, w);
+            if (!g_waw.armed) {
+                g_waw.armed = true; g_waw.word = w; g_waw.pc = pc; g_waw.pc2 = s->w_pc; g_waw.other = s->w_thread;
+                std::memcpy(&g_waw.before, (const void*)w, 4);
+            }
+        }
         if (write) {
             if (s->r_epoch == ep && !ordered(s->r_thread, s->r_wgen)) hazard(2, pc, s->r_pc, s->r_thread, w);
             s->w_epoch = ep; s->w_pc = pc; s->w_thread = me; s->w_wgen = wg;
@@ -80,6 +100,11 @@ inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) 
 
 }  // namespace
 }  // namespace emu
+
+namespace emu {
+// called by the runtime whenever the running thread enters it (barrier, warp op, exit)
+void race_flush() { check_pending_waw(); }
+}
 
 extern "C" void emu_race_set_regions(const unsigned long long* lo_hi, int n) {
     emu::g_regions.clear();

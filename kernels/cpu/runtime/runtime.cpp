@@ -178,11 +178,15 @@ inline void to_fiber(Thread* t) {
 }
 
 int pick_next(int start);
+}  // namespace
+void race_flush() __attribute__((weak, visibility("hidden")));   // racecheck_shim.cpp, racecheck builds only
+namespace {
 
 // The running fiber blocks (or exits): switch straight to the next runnable
 // thread, one context switch instead of two through the scheduler.  Only a
 // finished, aborted or stalled block goes back to the scheduler.
 void yield_to_next(Thread* t, bool dying) {
+    if (race_flush) race_flush();
     int start = L.restart ? 0 : (L.pos + 1 == L.n ? 0 : L.pos + 1);
     L.restart = false;
     int k = pick_next(start);
@@ -305,6 +309,7 @@ bool try_complete(Warp& w, Thread* t) {
 
 unsigned long long warp_op(int op, unsigned mask, unsigned long long val, int arg, int width, int line) {
     Thread* t = g_cur;
+    if (race_flush) race_flush();
     Warp& w = L.warps[t->warp];
     const int lane = t->lane;
     if (!((mask >> lane) & 1))
@@ -349,6 +354,7 @@ unsigned activemask() {
 
 int barrier(int op, int pred, int line) {
     Thread* t = g_cur;
+    if (race_flush) race_flush();
     t->state = ST_BARRIER;
     t->line = line;
     t->op = op;
