@@ -75,6 +75,7 @@ def test_released_notebook_runs_and_scores_zero_for_code(tmp_path):
     student = tmp_path / f"{LESSON}.ipynb"
     nbformat.write(nbformat.read(released, as_version=4), student)
     res = check.grade_notebook(student, LESSON, seed=7)
+    assert not res.errors, res.errors          # no crash / timeout: only failing test cells
     pts = {e["id"]: e["points"] for e in res.items}
     assert pts["code_normal"] == 0 and pts["code_boundary"] == 0, res.items
     assert res.score == 0 and not res.passed
