@@ -209,7 +209,7 @@ def explore_specs(N: int, dtype: str) -> list[dict]:
     specs = [{"hints": True}]
     if N <= 1024:
         specs += [{"kind": "cached", "config": {"tpr": t}} for t in (8, 16, 32)
-                  if -(-N // (vec * t)) * vec <= 32]
+                  if -(-N // (vec * t)) * vec <= 32 and t >= 2 * vec - 2]
     if 1024 < N <= 32768:
         for t in (64, 128, 256, 512, 1024):
             e = -(-N // (vec * t)) * vec

@@ -7,11 +7,11 @@ depends on the row length N and the dtype, the way fast norm/softmax libraries d
   rows: one block per row. The row
   stays in registers, so x is read once and y written once. Elements per thread are kept <= 16 with up
   to 512 threads, then <= 32 (512, then 1024 threads; no spills, checked with ptxas -v).
-* ``cluster`` rows too long for one block's registers (N > 32768 elements): a thread-block cluster of 8
+* ``cluster`` rows too long for one block's registers (N > 32768 elements): a thread-block cluster of 4-8
   CTAs (sm_90+) holds the row; partial sums cross CTAs through distributed shared memory.
-* ``stream``  softmax rows > 16384 elements with 16-byte rows (measured faster), N > 8 x 1024 x 32, a GPU
-  without clusters, or the CPU emulator: block per row, Welford / online-softmax statistics in one read,
-  then a second read (mostly from L2) for the output.
+* ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (measured faster: the re-read hits L2),
+  N > 8 x 1024 x 32, a GPU without clusters, or the CPU emulator: block per row, Welford /
+  online-softmax statistics in one read, then a second read (mostly from L2) for the output.
 
 16-byte vectors (float4, or 8 bf16) are used when the pointers are 16-byte aligned. Rows that do not start
 on a 16-byte boundary (N not a multiple of the vector width, e.g. 50257 logits) move their aligned body
@@ -51,12 +51,13 @@ _ELEM = {
 WARP_ROW_MAX_ELEMS = 32      # per-thread register cache, elements (fp32 registers)
 BLOCK_ROW_TARGET_ELEMS = 16  # preferred per-thread elements when a bigger block can take the rest
 WARP_MODE_THREADS = 128      # warp/sub-warp-per-row mode: 128 threads per block (4 warps)
-SUBWARP_MIN_ELEMS = 16       # short rows: fewer lanes per row until each lane holds this many elements
+SUBWARP_MIN_BYTES = 32       # short rows: fewer lanes per row until each lane loads >= 2 x 16 bytes
 MAX_CLUSTER = 8              # portable cluster size limit
 BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, smallest first
-# (CTAs, threads per CTA), first that fits wins. 8 x 256 measured best of (2..8) x (256..1024) on the H200:
-# small CTAs keep several rows in flight per SM, which hides the cluster barrier.
-CLUSTER_SHAPES = ((8, 256), (8, 512), (8, 1024))
+# (CTAs, threads per CTA), first that fits wins. 4 x 512 and 8 x 256 measured best of (2..8) x (256..1024)
+# on the H200 (fp32 LayerNorm 65536: 68% / 63%, softmax 84% / 84%); 1024-thread CTAs lose (1 CTA per SM).
+CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
+STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
 
 
 def source(op: str) -> str:
@@ -121,6 +122,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         raise ValueError("M and N must be positive")
     dt = _canon_dtype(dtype)
     ctype, width = _ELEM[dt]
+    itemsize = dt.itemsize
     vec = width if aligned else 1
     nvec = -(-N // vec)
 
@@ -159,20 +161,25 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             # shuffle rounds per byte; 4 x 16-byte loads in flight per fp32 lane).
             t = 32
             min_t = 16 if vec == 8 else 8   # a row's scalar head + tail (< 2 vectors) needs one lane each
-            while t > min_t and -(-nvec // t) * vec < SUBWARP_MIN_ELEMS:
+            while t > min_t and -(-nvec // t) * vec * itemsize < SUBWARP_MIN_BYTES:
                 t //= 2
             return cached(t, rpb or WARP_MODE_THREADS // t)
-        # bf16 rows measured fastest with 32 elements (4 x 16-byte loads) per thread and fewer threads
-        # (H200 exploration, docs/benchmarks: e.g. bf16 softmax 8192: 70% of copy at 512 x 16, 94% at 256 x 32).
-        target = 2 * BLOCK_ROW_TARGET_ELEMS if ctype != "float" else BLOCK_ROW_TARGET_ELEMS
+        # bf16 rows and softmax rows measured fastest with 32 elements per thread and fewer threads
+        # (H200 exploration, docs/benchmarks: bf16 softmax 8192: 70% of copy at 512 x 16, 94% at 256 x 32;
+        # fp32 softmax 8192: 87% -> 94%); fp32 norms run as fast with 16 and keep 2+ blocks per SM.
+        target = 2 * BLOCK_ROW_TARGET_ELEMS if (ctype != "float" or op == "softmax") else BLOCK_ROW_TARGET_ELEMS
         for t in BLOCK_ROW_TPR:
             if -(-nvec // t) * vec <= target:
+                # ... except that 512-thread softmax blocks lose to the two-read stream kernel while the
+                # re-read rows still fit in L2 (bf16 softmax 16384: 79% cached vs 91% stream).
+                if t == 512 and kind is None and _softmax_stream_fits(op, N, itemsize, aligned, width):
+                    return stream()
                 return cached(t, 1)
         if -(-nvec // 512) * vec <= WARP_ROW_MAX_ELEMS:
             return cached(512, 1)
         # Measured on the H200 (docs/benchmarks): past 512 x 32 elements, softmax with 16-byte rows runs
         # faster as the two-read stream kernel (the re-read hits L2) than with one 1024-thread block per SM.
-        if kind is None and op == "softmax" and aligned and N % width == 0:
+        if kind is None and _softmax_stream_fits(op, N, itemsize, aligned, width):
             return stream()
         if -(-nvec // 1024) * vec <= WARP_ROW_MAX_ELEMS:
             return cached(1024, 1)
@@ -186,6 +193,15 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if kind == "cluster":
             raise ValueError(f"N={N} does not fit {MAX_CLUSTER} CTAs' registers; use kind='stream'")
     return stream()
+
+
+def _softmax_stream_fits(op: str, N: int, itemsize: int, aligned: bool, width: int) -> bool:
+    """Softmax rows the stream kernel handles best: 16-byte rows whose second read still hits L2.
+
+    With ~4 resident 512-thread rows per SM x 132 SMs, rows up to 128 KB keep the re-read in the 60 MB
+    L2 (bf16 65536: stream 85% of copy vs cluster 68%); 256 KB fp32 rows do not (stream 69%, cluster 84%).
+    """
+    return op == "softmax" and aligned and N % width == 0 and N * itemsize <= STREAM_SOFTMAX_MAX_ROW_BYTES
 
 
 def _array_module(a):
