@@ -636,6 +636,74 @@ extern "C" __global__ void hello(int n) {
             assert f"block {b} thread {t} n=7 x=1.50" in text
 
 
+def test_shfl_64bit_and_half2(run):
+    src = r'''
+#include <cuda_fp16.h>
+extern "C" __global__ void wide(const unsigned long long* a, unsigned long long* o, const __half2* h, __half2* ho) {
+    int t = threadIdx.x;
+    o[t] = __shfl_sync(0xffffffff, a[t], 31 - t);
+    ho[t] = __shfl_up_sync(0xffffffff, h[t], 3);
+}'''
+    a = rng.integers(0, 2**63, 32, dtype=np.uint64)
+    h = f32(64).astype(np.float16)
+    out = run(src, "wide", (1,), (32,), [a, np.zeros(32, np.uint64), h, np.zeros(64, np.float16)])
+    np.testing.assert_array_equal(out[1], a[::-1])
+    pairs = h.reshape(32, 2)
+    src_lane = np.where(np.arange(32) >= 3, np.arange(32) - 3, np.arange(32))
+    np.testing.assert_array_equal(out[3].reshape(32, 2), pairs[src_lane])
+
+
+def test_softmax_warp_per_row_half_input(run):
+    """Seed 004: stable softmax, one warp per row, fp16 in, fp32 accumulation."""
+    src = r'''
+#include <cuda_fp16.h>
+#include <math_constants.h>
+template <typename T>
+__global__ void softmax_rows(const T* __restrict__ x, float* __restrict__ y, int M, int K) {
+    int warp = (blockIdx.x * blockDim.x + threadIdx.x) / warpSize, lane = threadIdx.x % warpSize;
+    if (warp >= M) return;                      // whole warps leave together
+    const T* row = x + (size_t)warp * K;
+    float m = -CUDART_INF_F;
+    for (int j = lane; j < K; j += warpSize) m = fmaxf(m, __half2float(row[j]));
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, o));
+    float s = 0.0f;
+    for (int j = lane; j < K; j += warpSize) s += __expf(__half2float(row[j]) - m);
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffff, s, o);
+    for (int j = lane; j < K; j += warpSize) y[(size_t)warp * K + j] = __expf(__half2float(row[j]) - m) / s;
+}'''
+    M, K = 10, 77
+    x = (f32(M, K) * 4).astype(np.float16)
+    x[3] = 7.0                                   # all equal -> 1/K
+    x[4, 5] = 60000.0                            # huge value: no overflow
+    name = "softmax_rows<__half>"
+    out = run(src, name, (3,), (128,), [x, np.zeros((M, K), np.float32), np.int32(M), np.int32(K)],
+              name_expressions=[name])[1]
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_barrier_in_loop_and_2d_block_shuffle(run):
+    src = r'''
+extern "C" __global__ void steps(int* out, int rounds) {
+    __shared__ int buf[2][64];
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    buf[0][t] = t;
+    __syncthreads();
+    for (int r = 0; r < rounds; ++r) {
+        int cur = r & 1;
+        buf[cur ^ 1][t] = buf[cur][(t + 1) % 64] + __shfl_xor_sync(0xffffffff, t, 1);
+        __syncthreads();
+    }
+    out[t] = buf[rounds & 1][t];
+}'''
+    out = run(src, "steps", (1,), (16, 4), [np.zeros(64, np.int32), np.int32(5)])[0]
+    ref = np.arange(64)
+    for _ in range(5):
+        ref = np.roll(ref, -1) + (np.arange(64) ^ 1)
+    np.testing.assert_array_equal(out, ref)
+
+
 # ---------------------------------------------------------------- the seed lesson kernel
 
 def layernorm_ref(x, g, b, eps):
