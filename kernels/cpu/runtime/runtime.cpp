@@ -275,6 +275,7 @@ void fiber_main(void* arg) {
 bool try_complete(Warp& w, Thread* t) {
     Thread* base = &L.threads[t->warp * 32];
     unsigned mask = t->mask;
+    if ((w.waiting & mask) != mask) return false;   // O(1) until the last lane arrives
     for (unsigned m = mask; m; m &= m - 1) {
         int l = __builtin_ctz(m);
         if (!((w.waiting >> l) & 1) || base[l].line != t->line || base[l].op != t->op) return false;
