@@ -355,6 +355,24 @@ extern "C" __global__ void wild(float* x, long long offset) {
     assert y.sum() == 8
 
 
+def test_stack_overflow_is_reported_not_fatal(cpu):
+    src = r'''
+__device__ __noinline__ int deep(int n) {
+    volatile int buf[64];
+    for (int i = 0; i < 64; ++i) buf[i] = n + i;
+    int r = n == 0 ? 0 : deep(n - 1);
+    return r + buf[n % 64];
+}
+extern "C" __global__ void k(int* o, int n) { o[threadIdx.x] = deep(n); }
+'''
+    o = np.zeros(4, np.int32)
+    with pytest.raises(kernels.OutOfBoundsError) as ei:
+        launch(src, "k", (1,), (4,), [o, np.int32(100000)])
+    assert "stack overflow" in ei.value.message and ei.value.line is not None
+    launch(src, "k", (1,), (4,), [o, np.int32(3)])
+    assert (o == 12).all()          # deep(n) = deep(n-1) + 2n: the runtime works again
+
+
 def test_device_assert(cpu):
     src = r'''
 extern "C" __global__ void checked(const int* v) {

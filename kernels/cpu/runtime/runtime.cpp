@@ -715,8 +715,17 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
             snprintf(res->message, sizeof res->message, "illegal instruction");
         } else {
             res->code = EMU_FAULT;
-            snprintf(res->message, sizeof res->message, "invalid memory access at address 0x%llx",
-                     (unsigned long long)(uintptr_t)g_sig_addr);
+            uintptr_t a = (uintptr_t)g_sig_addr;
+            bool overflow = false;
+            for (char* st : g_stacks) overflow |= a >= (uintptr_t)st && a < (uintptr_t)st + kPage;
+            if (overflow)
+                snprintf(res->message, sizeof res->message,
+                         "stack overflow: the thread used more than the emulator's %d KiB stack "
+                         "(deep recursion or large local arrays) at address 0x%llx",
+                         EMU_STACK_SIZE / 1024, (unsigned long long)a);
+            else
+                snprintf(res->message, sizeof res->message, "invalid memory access at address 0x%llx",
+                         (unsigned long long)a);
         }
     }
     pthread_mutex_lock(&g_wd_mu);
