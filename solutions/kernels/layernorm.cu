@@ -3,11 +3,11 @@
 //   mean_r = sum_i x / N,  var_r = sum_i (x - mean_r)^2 / N,  rstd_r = 1 / sqrt(var_r + eps)
 // T = float (fp32) or unsigned short (bf16 bits); statistics are always fp32.
 // Three launch shapes, chosen by solutions/kernels/dispatch.py from the row length N:
-//   layernorm_kernel          TPR threads per row, the row cached in registers (TPR = 32: warp per row,
-//                             RPB rows per block; TPR > 32: block per row). Exact two-pass statistics on
-//                             the cached row: x is read from memory once, y written once.
-//   layernorm_cluster_kernel  a thread-block cluster of CLUSTER CTAs shares one row (rows too long for one
-//                             SM's registers); partial sums are exchanged through distributed shared memory.
+//   layernorm_kernel          TPR threads per row, the row cached in registers (TPR = 8/16/32: part of a
+//                             warp or a warp per row, RPB rows per block; TPR > 32: block per row). Exact
+//                             two-pass statistics on the cached row: x is read from memory once, y written once.
+//   layernorm_cluster_kernel  a thread-block cluster of CLUSTER CTAs (sm_90) shares one row (rows too long
+//                             for one block's registers); partial sums cross CTAs via distributed shared memory.
 //   layernorm_stream_kernel   any N: block per row, chunked Welford over the row, then a second read of the
 //                             row (mostly an L2 hit) for the output. Used when no cached shape fits.
 // The file is self-contained (no #include) so NVRTC, cupy and the course's CPU emulator can all build it.

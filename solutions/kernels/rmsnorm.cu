@@ -2,7 +2,7 @@
 //   y[r, i] = x[r, i] * rrms_r * gamma[i],   rrms_r = 1 / sqrt(sum_i x^2 / N + eps)
 // T = float (fp32) or unsigned short (bf16 bits); the statistic is always fp32.
 // Launch shapes (chosen by solutions/kernels/dispatch.py from N), as in layernorm.cu:
-//   rmsnorm_kernel          row cached in registers, warp per row (TPR = 32) or block per row: one read, one write
+//   rmsnorm_kernel          row cached in registers, 8-32 lanes per row or block per row: one read, one write
 //   rmsnorm_cluster_kernel  a cluster of CLUSTER CTAs shares a row through distributed shared memory
 //   rmsnorm_stream_kernel   any N: block per row, sum of squares, then the row is read again
 // Self-contained (no #include): NVRTC, cupy and the course's CPU emulator can all build it.

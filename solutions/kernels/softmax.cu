@@ -2,9 +2,9 @@
 //   y[r, i] = exp(x[r, i] - max_r) / sum_j exp(x[r, j] - max_r)
 // T = float (fp32) or unsigned short (bf16 bits); max, exponentials and sum are fp32.
 // Launch shapes (chosen by solutions/kernels/dispatch.py from N), as in layernorm.cu:
-//   softmax_kernel          row cached in registers (warp per row or block per row): one read, one write
+//   softmax_kernel          row cached in registers (8-32 lanes per row or block per row): one read, one write
 //   softmax_cluster_kernel  a cluster of CLUSTER CTAs shares a row through distributed shared memory
-//                           (e.g. 8192 x 50257 logits: 2-4 SMs hold a 200 KB row on chip)
+//                           (e.g. 8192 x 50257 fp32 logits: 4 SMs hold a 200 KB row on chip)
 //   softmax_stream_kernel   any N: online softmax (running max and rescaled sum) in one read, then a
 //                           second read of the row (mostly an L2 hit) that writes exp(x - max) / sum
 // Self-contained (no #include): NVRTC, cupy and the course's CPU emulator can all build it.

@@ -124,6 +124,14 @@ def test_bf16_bits_round_to_nearest_even_and_keep_nan():
     assert back[4] == np.inf and np.isnan(back[5]) and np.isfinite(back[6])
 
 
+def test_shared_helper_block_is_identical_in_the_three_sources():
+    """Each .cu stands alone (lessons embed one file), so the helper block is copied: keep the copies equal."""
+    pat = re.compile(r"// -{10,} helpers shared.*?// -{10,} end of shared helpers", re.S)
+    blocks = {op: pat.search(source(op)) for op in OPS}
+    assert all(blocks.values())
+    assert len({b.group(0) for b in blocks.values()}) == 1
+
+
 # ------------------------------------------------------------------ NVRTC build (no GPU needed)
 def _nvrtc_compile(src: str, names: list[str]) -> str:
     nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
