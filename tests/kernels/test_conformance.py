@@ -242,6 +242,20 @@ extern "C" __global__ void halves(int* out) {
     np.testing.assert_array_equal(out[16:], 16)
 
 
+def test_syncwarp_from_different_branches(run):
+    src = r'''
+extern "C" __global__ void branches(int* out) {
+    __shared__ int s[32];
+    int lane = threadIdx.x;
+    if (lane % 2) { s[lane] = 2 * lane; __syncwarp(); }
+    else          { s[lane] = 3 * lane; __syncwarp(); }
+    out[lane] = s[lane ^ 1];
+}'''
+    out = run(src, "branches", (1,), (32,), [np.zeros(32, np.int32)])[0]
+    other = np.arange(32) ^ 1
+    np.testing.assert_array_equal(out, np.where(other % 2, 2 * other, 3 * other))
+
+
 def test_partial_last_warp(run):
     src = r'''
 extern "C" __global__ void partial(const int* in, int* out) {

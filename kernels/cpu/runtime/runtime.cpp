@@ -270,6 +270,12 @@ void fiber_main(void* arg) {
     thread_exit(t);
 }
 
+// Lanes meet at the same call site; __syncwarp calls from different lines do
+// synchronise with each other (independent thread scheduling, sm_70+).
+inline bool same_op(const Thread& a, const Thread& b) {
+    return a.op == b.op && (a.line == b.line || a.op == OP_SYNC);
+}
+
 // Try to complete the warp op `t` waits at: every lane in its mask must wait
 // at the same op (same source line).
 bool try_complete(Warp& w, Thread* t) {
@@ -278,7 +284,7 @@ bool try_complete(Warp& w, Thread* t) {
     if ((w.waiting & mask) != mask) return false;   // O(1) until the last lane arrives
     for (unsigned m = mask; m; m &= m - 1) {
         int l = __builtin_ctz(m);
-        if (!((w.waiting >> l) & 1) || base[l].line != t->line || base[l].op != t->op) return false;
+        if (!((w.waiting >> l) & 1) || !same_op(base[l], *t)) return false;
     }
     unsigned long long ballot = 0;
     if (t->op == OP_BALLOT || t->op == OP_ANY || t->op == OP_ALL)
@@ -442,7 +448,7 @@ void diagnose_stall() {
                          op_name(t.op), t.mask, l, o.line);
                 return;
             }
-            if (o.state == ST_WARP && (o.line != t.line || o.op != t.op)) {
+            if (o.state == ST_WARP && !same_op(o, t)) {
                 L.res->code = EMU_SHUFFLE_MASK; L.res->line = t.line; set_where(&t);
                 snprintf(L.res->message, sizeof L.res->message,
                          "%s(mask=0x%08x) waits for lane %d, which waits at a different warp operation "
