@@ -14,6 +14,7 @@ except Exception:  # pragma: no cover
 _WHAT = {
     "compile": ("编译失败", "检查语法、变量名和类型；下面是编译器指出的行。"),
     "argument": ("启动参数与 kernel 形参不匹配", "检查参数个数、数组 dtype（float* 需要 float32）以及标量是否用 np.int32/np.float32 包装。"),
+    "not_found": ("找不到 kernel 函数", "检查 get_function 的名字：模板 kernel 要写完整的实例名（如 layernorm_kernel<256>），并出现在 name_expressions 里；不要改动 kernel 的名字。"),
     "launch": ("启动配置非法", "检查 grid/block 大小（每个 block 至多 1024 个线程）和动态共享内存大小。"),
     "deadlock": ("死锁：部分线程在 __syncthreads() 等待永远不会到达的线程",
                  "不要把 __syncthreads() 放在只有部分线程会进入的分支里（例如 if (tid == 0) 或提前 return 之后）。"),

@@ -304,3 +304,19 @@ def test_references_sanity():
     assert np.allclose(o["row_sum"], references.softmax_stats(np.random.default_rng(0).normal(size=(3, 100)))["row_sum"])
     r = references.rmsnorm(np.array([[3.0, 4.0]]), np.ones(2), 0.0)
     assert np.allclose(r, [[3 / np.sqrt(12.5), 4 / np.sqrt(12.5)]])
+
+
+def test_explain_every_kernel_error_kind_in_chinese_with_line():
+    from autograder import messages
+    kinds = [kerr.ArgumentError, kerr.KernelNotFoundError, kerr.LaunchError, kerr.DeadlockError,
+             kerr.ShuffleMaskError, kerr.OutOfBoundsError, kerr.RaceError, kerr.KernelTimeout,
+             kerr.DeviceAssertError]
+    for cls in kinds:
+        exc = cls("boom", kernel="k", line=12, source_line="  __syncthreads();", block=(1, 0, 0), thread=(3, 0, 0))
+        text = messages.explain(exc)
+        assert "第 12 行" in text and "__syncthreads();" in text and "建议" in text, (cls, text)
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in text.splitlines()[0])
+        assert "__syncthreads();" in messages.short(exc)
+    assert "断言失败" in messages.explain(AssertionError("x"))
+    ce = kerr.CompileError("failed", log="a.cu(5): error: identifier \"foo\" is undefined")
+    assert "编译失败" in messages.explain(ce) and "foo" in messages.explain(ce)
