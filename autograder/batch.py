@@ -8,14 +8,15 @@ directory (``submitted/<student>/<assignment>/``).  Steps:
 
 1. set up / refresh the course dir: nbgrader_config.py, source/<lesson>/ from
    solutions/, ``generate_assignment`` (fills the gradebook);
-2. per student, in a separate process with a wall-clock limit
-   (``autograder.nbgrader_ext.autograde_one``): ``nbgrader autograde`` and the
-   engine's ``grade_executed`` on the autograded notebook.  A hanging or
-   crashing notebook is recorded as failed with the reason; the batch goes on;
-3. the parent (the only writer besides nbgrader itself) stores rubric scores
-   as suggested scores + comments, then folds instructor overrides back in;
-4. ``generate_feedback`` (parallel) + a summary page per student, the CSV
-   gradebook and a printed table.
+2. per student, in a child process with a wall-clock limit (forked from this
+   process with nbgrader already imported; ``autograder.nbgrader_ext.autograde_one``):
+   ``nbgrader autograde``, the engine's ``grade_executed`` on the autograded
+   notebook, the rubric's suggested scores and comments into the gradebook
+   (SQLite lock contention retried) and nbgrader's ``generate_feedback``.
+   A hanging or crashing notebook is recorded as failed with the reason (the
+   child is killed with its Jupyter kernel); the batch goes on;
+3. instructor overrides (``Grade.manual_score``) are folded into the scores;
+4. a summary page per student, the CSV gradebook and a printed table.
 
 Review or override afterwards with nbgrader's formgrader (``--formgrader``)::
 
@@ -37,7 +38,7 @@ from pathlib import Path
 
 from . import feedback as feedback_pages
 from .generate import build_course
-from .gradebook import StudentRow, apply_overrides, print_table, record_rubric, write_csv
+from .gradebook import StudentRow, apply_overrides, print_table, write_csv
 from .nbgrader_ext import prepare_environment, write_course_config
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +62,7 @@ class BatchResult:
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
     intervals: dict = field(default_factory=dict)   # student -> (start, end) wall time of its worker
+    phases: dict = field(default_factory=dict)      # phase -> seconds (setup, grading, report)
 
     def row(self, student: str) -> StudentRow:
         return next(r for r in self.rows if r.student == student)
@@ -110,56 +112,124 @@ def _hints_label(used) -> list[str]:
 
 # ----------------------------------------------------------------------------- workers
 
-def run_workers(jobs, workers: int, limit_s: float, desc: str, progress: bool, env: dict,
-                log_dir: Path, env_per_job: dict | None = None) -> dict:
-    """Run ``jobs`` = [(key, argv, out_json)] at most ``workers`` at a time, each in
-    its own session; kill the whole session past ``limit_s``.  ``env_per_job``
-    (key -> environment) overrides ``env``.  Returns key -> the worker's
-    JSON, or a synthesised failure."""
+WORKER_MODULE = "autograder.nbgrader_ext.autograde_one"
+
+
+def _fork_available() -> bool:
+    import multiprocessing
+
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _forked_child(args, env, stderr_path):
+    """Body of a forked worker: own session (killable as a group with its kernel),
+    own environment and stderr, then the worker's main (nbgrader already imported)."""
+    os.setsid()
+    fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.environ.clear()
+    os.environ.update(env)
+    from .nbgrader_ext import autograde_one
+
+    code = 1
+    try:
+        code = autograde_one.main(args)
+    finally:
+        os._exit(code)  # skip the parent's atexit handlers and buffers
+
+
+class _Worker:
+    """One grading child: forked from this (pre-imported) process where possible —
+    it saves the seconds of importing nbgrader per submission — else a fresh
+    ``python -m`` process."""
+
+    def __init__(self, args, env, stderr_path: Path, fork: bool):
+        self.stderr_path = stderr_path
+        if fork:
+            import multiprocessing
+
+            self.proc = multiprocessing.get_context("fork").Process(
+                target=_forked_child, args=(args, env, str(stderr_path)), daemon=False)
+            self.proc.start()
+            self.pid = self.proc.pid
+        else:
+            with open(stderr_path, "wb") as err:
+                self.proc = subprocess.Popen([sys.executable, "-m", WORKER_MODULE, *args], env=env,
+                                             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                             cwd=str(REPO_ROOT))
+            self.pid = self.proc.pid
+
+    def poll(self):
+        if isinstance(self.proc, subprocess.Popen):
+            return self.proc.poll()
+        return None if self.proc.is_alive() else self.proc.exitcode
+
+    def kill(self):
+        """SIGKILL the worker's whole session (its Jupyter kernel included)."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if isinstance(self.proc, subprocess.Popen):
+            self.proc.wait()
+        else:
+            self.proc.join()
+
+
+def _preload() -> None:
+    """Import what every worker needs once, before forking."""
+    import nbconvert  # noqa: F401
+    from nbgrader.apps import NbGraderAPI  # noqa: F401
+
+    from . import check, hints  # noqa: F401
+    from .nbgrader_ext import autograde_one  # noqa: F401
+
+
+def run_workers(jobs, workers: int, limit_s: float, progress: bool, env: dict, log_dir: Path,
+                env_per_job: dict | None = None, fork: bool | None = None) -> dict:
+    """Run ``jobs`` = [(key, worker args, out_json)] at most ``workers`` at a time,
+    each in its own session; kill the whole session past ``limit_s``.
+    ``env_per_job`` (key -> environment) overrides ``env``.  Returns key -> the
+    worker's JSON, or a synthesised failure."""
     from tqdm import tqdm
 
+    fork = _fork_available() if fork is None else fork
+    if fork:
+        _preload()
+        tqdm.monitor_interval = 0  # no monitor thread in the parent while forking
     pending = list(jobs)
     running: dict = {}
     results: dict = {}
-    bar = tqdm(total=len(pending), desc=desc, unit="nb", disable=not progress, file=sys.stderr)
+    bar = tqdm(total=len(pending), desc="grading", unit="nb", disable=not progress, file=sys.stderr)
     try:
         while pending or running:
             while pending and len(running) < max(1, workers):
-                key, argv, out = pending.pop(0)
+                key, args, out = pending.pop(0)
                 if out.exists():
                     out.unlink()
-                err = open(log_dir / f"{key}.{desc}.stderr", "wb")
-                job_env = (env_per_job or {}).get(key, env)
-                proc = subprocess.Popen(argv, env=job_env, stdout=subprocess.DEVNULL, stderr=err,
-                                        start_new_session=True, cwd=str(REPO_ROOT))
-                running[key] = (proc, time.monotonic(), out, err, time.time())
-            for key, (proc, t0, out, err, wall0) in list(running.items()):
-                rc = proc.poll()
+                sys.stderr.flush()
+                worker = _Worker(args, (env_per_job or {}).get(key, env), log_dir / f"{key}.stderr", fork)
+                running[key] = (worker, time.monotonic(), out, time.time())
+            for key, (worker, t0, out, wall0) in list(running.items()):
+                rc = worker.poll()
                 if rc is None and time.monotonic() - t0 <= limit_s:
                     continue
                 if rc is None:  # past the limit: the worker and its Jupyter kernel go together
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                    proc.wait()
+                    worker.kill()
                     results[key] = {"status": "timeout",
                                     "reason": f"超过时间限制（{limit_s:.0f} 秒），已终止", "rubric": None}
                 else:
-                    results[key] = _read_result(out, rc, Path(err.name))
-                err.close()
+                    results[key] = _read_result(out, rc, worker.stderr_path)
                 results[key].setdefault("seconds", round(time.monotonic() - t0, 2))
                 results[key]["interval"] = (wall0, time.time())  # for checking the workers overlapped
                 del running[key]
                 bar.update(1)
             time.sleep(0.05)
     finally:
-        for proc, _, _, err, _ in running.values():
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            err.close()
+        for worker, _, _, _ in running.values():
+            worker.kill()
         bar.close()
     return results
 
@@ -182,13 +252,14 @@ def _lesson_config(lesson_id: str) -> dict:
     return config.lesson(lesson_id)
 
 
-def _worker_argv(course, assignment, notebook, student, lesson_id, seed, cell_timeout, phase, out):
-    argv = [sys.executable, "-m", "autograder.nbgrader_ext.autograde_one", "--course", str(course),
-            "--assignment", assignment, "--notebook", notebook, "--student", student, "--lesson", lesson_id,
-            "--cell-timeout", str(cell_timeout), "--phase", phase, "--out", str(out)]
+def _worker_args(course, assignment, notebook, student, lesson_id, seed, cell_timeout, feedback, out):
+    args = ["--course", str(course), "--assignment", assignment, "--notebook", notebook, "--student", student,
+            "--lesson", lesson_id, "--cell-timeout", str(cell_timeout), "--out", str(out)]
     if seed is not None:
-        argv += ["--seed", str(seed)]
-    return argv
+        args += ["--seed", str(seed)]
+    if feedback:
+        args.append("--feedback")
+    return args
 
 
 def _row_from(result: dict, student: str, seed, lesson_cfg: dict) -> StudentRow:
@@ -243,6 +314,8 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
     subs = discover(source, lesson_id, notebook)
     if not subs:
         raise FileNotFoundError(f"no submissions found in {source}")
+    phases = {}
+    tick = time.monotonic()
     write_course_config(course, cell_timeout_s)
     build_course(course, solution, lesson_id, cell_timeout_s=cell_timeout_s)
     if course != source:
@@ -258,35 +331,31 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
     work = out_dir / ".work"
     work.mkdir(exist_ok=True)
     seeds = {s.student: (seed if seed is not None else secrets.randbelow(2**31)) for s in subs}
-    jobs = []
-    for s in subs:
-        out = work / f"{s.student}.json"
-        jobs.append((s.student, _worker_argv(course, lesson_id, notebook, s.student, lesson_id, seeds[s.student],
-                                              cell_timeout_s, "autograde", out), out))
-    limit = time_limit_s + startup_slack_s
+    jobs = [(s.student, _worker_args(course, lesson_id, notebook, s.student, lesson_id, seeds[s.student],
+                                     cell_timeout_s, feedback, work / f"{s.student}.json"),
+             work / f"{s.student}.json") for s in subs]
+    phases["setup"] = time.monotonic() - tick
+    tick = time.monotonic()
     # Each student's seed goes to the hidden tests through AUTOGRADER_SEED.
     envs = {s.student: {**env, "AUTOGRADER_SEED": str(seeds[s.student])} for s in subs}
-    results = run_workers(jobs, workers, limit, "autograde", progress, env, work, envs)
+    results = run_workers(jobs, workers, time_limit_s + startup_slack_s, progress, env, work, envs)
+    phases["grading"] = time.monotonic() - tick
 
-    db_url = f"sqlite:///{course / 'gradebook.db'}"
-    rows = []
-    for s in subs:
-        row = _row_from(results[s.student], s.student, seeds[s.student], lesson_cfg)
-        record_rubric(db_url, lesson_id, notebook, lesson_cfg, row)
-        apply_overrides(db_url, lesson_id, notebook, lesson_cfg, row)
-        rows.append(row)
-
+    tick = time.monotonic()
+    rows = [_row_from(results[s.student], s.student, seeds[s.student], lesson_cfg) for s in subs]
+    apply_overrides(f"sqlite:///{course / 'gradebook.db'}", lesson_id, notebook, lesson_cfg, rows)
     feedback_dir = out_dir / "feedback"
     if feedback:
-        _feedback(rows, course, lesson_id, notebook, lesson_cfg, feedback_dir, workers, progress, env, work,
-                  cell_timeout_s)
+        _feedback_pages(rows, results, course, lesson_id, notebook, lesson_cfg, feedback_dir)
+    phases["report"] = time.monotonic() - tick
     item_ids = list(lesson_cfg.get("items", {}))
     csv_path = write_csv(out_dir / "gradebook.csv", rows, item_ids)
     (out_dir / "results.json").write_text(json.dumps(
         [{**r.__dict__} for r in rows], ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     result = BatchResult(rows, item_ids, csv_path, course, feedback_dir, round(time.monotonic() - started, 2),
                          {r.student: r.status for r in rows},
-                         {k: tuple(v.get("interval", (0, 0))) for k, v in results.items()})
+                         {k: tuple(v.get("interval", (0, 0))) for k, v in results.items()},
+                         {k: round(v, 2) for k, v in phases.items()})
     if show:
         print_table(rows, item_ids, title=f"{lesson_cfg.get('title', lesson_id)} — {len(rows)} submissions")
         print(f"CSV: {csv_path}\nFeedback: {feedback_dir}/<student>/index.html\n"
@@ -303,21 +372,18 @@ def _ensure_students(course: Path, students) -> None:
             gb.update_or_create_student(s)
 
 
-def _feedback(rows, course, assignment, notebook, lesson_cfg, feedback_dir, workers, progress, env, work,
-              cell_timeout_s):
-    # Only runs that finished executing have an autograded notebook worth showing.
-    graded = [r for r in rows if r.rubric is not None]
-    jobs = [(r.student, _worker_argv(course, assignment, notebook, r.student, assignment, None, cell_timeout_s,
-                                      "feedback", work / f"{r.student}.feedback.json"),
-             work / f"{r.student}.feedback.json") for r in graded]
-    if jobs:
-        run_workers(jobs, workers, 300, "feedback", progress, env, work)
+def _feedback_pages(rows, results, course, assignment, notebook, lesson_cfg, feedback_dir):
+    """feedback/<student>/index.html (summary) + nbgrader's feedback notebook HTML
+    when this run produced one."""
     for r in rows:
         target = feedback_dir / r.student
         target.mkdir(parents=True, exist_ok=True)
         nb_html = course / "feedback" / r.student / assignment / f"{notebook}.html"
         link = None
-        if nb_html.exists():
+        stale = target / f"{notebook}.html"
+        if stale.exists():
+            stale.unlink()
+        if results.get(r.student, {}).get("feedback") and nb_html.exists():
             shutil.copyfile(nb_html, target / f"{notebook}.html")
             link = f"{notebook}.html"
         feedback_pages.write_page(target / "index.html", r, lesson_cfg, link)

@@ -54,25 +54,28 @@ def _retry(fn):
             time.sleep(0.25 * (attempt + 1))
 
 
-def _summary_comment(row: StudentRow) -> str:
-    parts = []
-    for v in row.vetoes:
-        parts.append(f"一票否决 [{v.get('id', '?')}]：{v.get('message', '')}")
-    if row.hints:
-        parts.append("使用过的提示：" + "，".join(row.hints))
+def summary_comment(rubric: dict) -> str:
+    """Vetoes and hint usage of one run, as a gradebook comment (Chinese, instructor-facing)."""
+    parts = [f"一票否决 [{v.get('id', '?')}]：{v.get('message', '')}" for v in rubric.get("vetoes") or []]
+    used = rubric.get("hints_used") or {}
+    if used:
+        parts.append("使用过的提示：" + "，".join(f"{k}:L{v}" for k, v in sorted(used.items())))
     return "\n".join(parts)
 
 
-def record_rubric(db_url: str, assignment: str, notebook: str, lesson_cfg: dict, row: StudentRow) -> None:
-    """Write rubric suggestions, vetoes and hint usage of one student into nbgrader's gradebook."""
+def record_rubric(db_url: str, assignment: str, notebook: str, lesson_cfg: dict, student: str,
+                  rubric: dict | None) -> None:
+    """Write one student's rubric suggestions, vetoes and hint usage into nbgrader's
+    gradebook (called by the grading worker right after autograde; retried while
+    another worker holds the SQLite lock)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    if not row.rubric:
+    if not rubric:
         return
     grade_ids = item_grade_ids(lesson_cfg)
-    items = {it.get("id"): it for it in row.rubric.get("items", [])}
+    items = {it.get("id"): it for it in rubric.get("items", [])}
     rubric_items = [i for i, it in lesson_cfg.get("items", {}).items() if it.get("kind") == "rubric"]
-    summary = _summary_comment(row)
+    summary = summary_comment(rubric)
 
     def write():
         with Gradebook(db_url) as gb:
@@ -82,8 +85,8 @@ def record_rubric(db_url: str, assignment: str, notebook: str, lesson_cfg: dict,
                     continue
                 gid = grade_ids[item_id]
                 try:
-                    grade = gb.find_grade(gid, notebook, assignment, row.student)
-                    comment = gb.find_comment(gid, notebook, assignment, row.student)
+                    grade = gb.find_grade(gid, notebook, assignment, student)
+                    comment = gb.find_comment(gid, notebook, assignment, student)
                 except MissingEntry:
                     continue
                 grade.auto_score = float(it.get("points", 0))
@@ -93,7 +96,7 @@ def record_rubric(db_url: str, assignment: str, notebook: str, lesson_cfg: dict,
             # Vetoes and hints also on the CUDA source cells (where template edits happen).
             for gid in lesson_cfg.get("sources", {}):
                 try:
-                    comment = gb.find_comment(gid, notebook, assignment, row.student)
+                    comment = gb.find_comment(gid, notebook, assignment, student)
                 except MissingEntry:
                     continue
                 comment.auto_comment = summary or None
@@ -102,32 +105,38 @@ def record_rubric(db_url: str, assignment: str, notebook: str, lesson_cfg: dict,
     _retry(write)
 
 
-def apply_overrides(db_url: str, assignment: str, notebook: str, lesson_cfg: dict, row: StudentRow) -> None:
-    """Fold instructor overrides (Grade.manual_score) into the row's scores and total."""
+def apply_overrides(db_url: str, assignment: str, notebook: str, lesson_cfg: dict, rows) -> None:
+    """Fold instructor overrides (Grade.manual_score) into the rows' scores, totals
+    and pass/fail (read-only on the gradebook)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     grade_ids = item_grade_ids(lesson_cfg)
+    pass_score = lesson_cfg.get("settings", {}).get("pass_score", 8)
 
     def read():
         found = {}
         with Gradebook(db_url) as gb:
-            for item_id, gid in grade_ids.items():
-                try:
-                    grade = gb.find_grade(gid, notebook, assignment, row.student)
-                except MissingEntry:
-                    continue
-                if grade.manual_score is not None:
-                    found[item_id] = float(grade.manual_score)
+            for row in rows:
+                for item_id, gid in grade_ids.items():
+                    try:
+                        grade = gb.find_grade(gid, notebook, assignment, row.student)
+                    except MissingEntry:
+                        continue
+                    if grade.manual_score is not None:
+                        found[(row.student, item_id)] = float(grade.manual_score)
         return found
 
-    for item_id, score in _retry(read).items():
-        before = row.scores.get(item_id, 0.0)
-        row.scores[item_id] = score
-        row.total += score - before
-        row.overridden.append(item_id)
-    pass_score = lesson_cfg.get("settings", {}).get("pass_score", 8)
-    if row.overridden:
-        row.passed = row.status == "graded" and not row.vetoes and row.total >= pass_score
+    overrides = _retry(read)
+    for row in rows:
+        for item_id in grade_ids:
+            if (row.student, item_id) not in overrides:
+                continue
+            score = overrides[(row.student, item_id)]
+            row.total += score - row.scores.get(item_id, 0.0)
+            row.scores[item_id] = score
+            row.overridden.append(item_id)
+        if row.overridden:
+            row.passed = row.status == "graded" and not row.vetoes and row.total >= pass_score
 
 
 def csv_columns(item_ids) -> list:

@@ -1,9 +1,11 @@
-"""Grade one student in its own process: ``nbgrader autograde`` then the rubric.
+"""Grade one student: ``nbgrader autograde``, the rubric, the gradebook suggestions
+and nbgrader's feedback HTML.
 
-Run by ``autograder.batch`` as ``python -m autograder.nbgrader_ext.autograde_one
-...`` in a fresh session, so the batch can kill a hanging submission together
-with its Jupyter kernel.  The outcome is written as JSON to ``--out``; gradebook
-writes other than nbgrader's own happen in the parent (one writer).
+``autograder.batch`` runs :func:`main` in a child process per student (forked
+from a parent that has nbgrader imported already, or as ``python -m
+autograder.nbgrader_ext.autograde_one ...``), in its own session, so a hanging
+submission is killed together with its Jupyter kernel.  The outcome is written
+as JSON to ``--out``.  Concurrent SQLite writes of the workers are retried.
 """
 from __future__ import annotations
 
@@ -26,8 +28,7 @@ def _api(course: Path, cell_timeout_s: int):
     from nbgrader.coursedir import CourseDirectory
 
     config = make_config(course, cell_timeout_s=cell_timeout_s)
-    # Quiet: the batch shows a progress bar; the log comes back in the JSON.
-    config.NbGraderAPI.log_level = "WARN"
+    config.NbGraderAPI.log_level = "WARN"  # the batch shows a progress bar; the log comes back in the JSON
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
@@ -43,7 +44,7 @@ def _failure_reason(text: str) -> str:
 
 
 def autograde(api, assignment: str, student: str) -> dict:
-    """nbgrader autograde with retries when another worker holds the SQLite lock."""
+    """nbgrader autograde, retried when another worker holds the SQLite lock."""
     for attempt in range(LOCK_RETRIES):
         res = api.autograde(assignment, student, force=True, create=True)
         text = (res.get("error") or "") + (res.get("log") or "")
@@ -68,6 +69,7 @@ def rubric(notebook: Path, submitted: Path, lesson: str, seed):
     notebook is passed too: autograde cleared its outputs (hint records) and
     restored locked/test cells (the veto checks need the learner's own)."""
     import nbformat
+
     from autograder import hints
     from autograder.check import grade_executed
 
@@ -79,7 +81,48 @@ def rubric(notebook: Path, submitted: Path, lesson: str, seed):
     return json.loads(data) if isinstance(data, str) else data
 
 
-def main(argv=None) -> int:
+def grade_one(args) -> dict:
+    from autograder import config as rubric_config
+    from autograder.gradebook import record_rubric
+
+    out = {"student": args.student, "status": "graded", "reason": "", "rubric": None, "log": "",
+           "feedback": False}
+    api = _api(args.course, args.cell_timeout)
+    res = autograde(api, args.assignment, args.student)
+    out["log"] = ((res.get("log") or "") + (res.get("error") or ""))[-6000:]
+    if not res.get("success"):
+        reason = _failure_reason(out["log"])
+        if "CellTimeoutError" in reason:  # the kernel did not even answer the interrupt
+            out["status"] = "timeout"
+            out["reason"] = f"某个单元格超过 {args.cell_timeout} 秒未结束，且无法中断"
+        else:
+            out["status"] = "crashed"
+            out["reason"] = reason
+        return out
+    where = Path(args.student) / args.assignment / f"{args.notebook}.ipynb"
+    autograded = args.course / "autograded" / where
+    n_timeouts = _timed_out_cells(autograded)
+    if n_timeouts:  # nbgrader interrupted a hanging cell and went on; the run still fails
+        out["status"] = "timeout"
+        out["reason"] = f"有 {n_timeouts} 个单元格超过 {args.cell_timeout} 秒未结束，已被中断"
+    try:
+        out["rubric"] = rubric(autograded, args.course / "submitted" / where, args.lesson, args.seed)
+    except Exception as exc:  # engine failure: nbgrader's own scores still stand
+        out["status"] = "error"
+        out["reason"] = f"rubric: {type(exc).__name__}: {exc}"[:300]
+        out["log"] += "\n" + traceback.format_exc()[-3000:]
+        return out
+    record_rubric(f"sqlite:///{args.course / 'gradebook.db'}", args.assignment, args.notebook,
+                  rubric_config.lesson(args.lesson), args.student, out["rubric"])
+    if args.feedback:
+        fb = api.generate_feedback(args.assignment, args.student, force=True)
+        out["feedback"] = bool(fb.get("success"))
+        if not fb.get("success"):
+            out["log"] += "\n[feedback] " + (fb.get("error") or "")[-2000:]
+    return out
+
+
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser()
     p.add_argument("--course", required=True, type=Path)
     p.add_argument("--assignment", required=True)
@@ -88,43 +131,21 @@ def main(argv=None) -> int:
     p.add_argument("--lesson", required=True)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--cell-timeout", type=int, default=120)
-    p.add_argument("--phase", choices=["autograde", "feedback"], default="autograde")
+    p.add_argument("--feedback", action="store_true", help="also run nbgrader generate_feedback")
     p.add_argument("--out", required=True, type=Path)
-    args = p.parse_args(argv)
+    return p
 
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     prepare_environment()
     os.chdir(args.course)
-    out = {"student": args.student, "phase": args.phase, "status": "graded", "reason": "",
-           "rubric": None, "log": ""}
     started = time.monotonic()
     try:
-        api = _api(args.course, args.cell_timeout)
-        if args.phase == "feedback":
-            res = api.generate_feedback(args.assignment, args.student, force=True)
-        else:
-            res = autograde(api, args.assignment, args.student)
-        out["log"] = ((res.get("log") or "") + (res.get("error") or ""))[-6000:]
-        if not res.get("success"):
-            out["status"] = "crashed"
-            out["reason"] = _failure_reason(out["log"])
-        elif args.phase == "autograde":
-            nb = args.course / "autograded" / args.student / args.assignment / f"{args.notebook}.ipynb"
-            if _timed_out_cells(nb):
-                # nbgrader interrupted a hanging cell and went on; the run still fails.
-                out["status"] = "timeout"
-                out["reason"] = (f"有 {_timed_out_cells(nb)} 个单元格超过 {args.cell_timeout} 秒未结束，"
-                                 "已被中断")
-            try:
-                submitted = args.course / "submitted" / args.student / args.assignment / f"{args.notebook}.ipynb"
-                out["rubric"] = rubric(nb, submitted, args.lesson, args.seed)
-            except Exception as exc:  # engine failure: the autograde scores still stand
-                out["status"] = "error"
-                out["reason"] = f"rubric: {type(exc).__name__}: {exc}"[:300]
-                out["log"] += "\n" + traceback.format_exc()[-3000:]
+        out = grade_one(args)
     except Exception as exc:
-        out["status"] = "crashed"
-        out["reason"] = f"{type(exc).__name__}: {exc}"[:300]
-        out["log"] += "\n" + traceback.format_exc()[-3000:]
+        out = {"student": args.student, "status": "crashed", "reason": f"{type(exc).__name__}: {exc}"[:300],
+               "rubric": None, "log": traceback.format_exc()[-3000:]}
     out["seconds"] = round(time.monotonic() - started, 2)
     args.out.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0

@@ -107,8 +107,9 @@ def student_variant(solution_path, out_path, *, add_body=None, answer=None, extr
             cell.source = f"def add(a, b):\n    {add_body}"
         if gid == "q1" and answer is not None:
             cell.source = answer
-    if extra_cell is not None:
+    if extra_cell is not None:  # one cell's source, or a list of them
         idx = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "add_impl")
-        nb.cells.insert(idx + 1, new_code_cell(extra_cell))
+        for k, src in enumerate([extra_cell] if isinstance(extra_cell, str) else extra_cell):
+            nb.cells.insert(idx + 1 + k, new_code_cell(src))
     nbformat.write(nb, str(out_path))
     return out_path

@@ -17,6 +17,7 @@ TERMS = "输入 负 截断"
 HANG_NO_INTERRUPT = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
 HANG_INTERRUPTIBLE = "import time\nwhile True:\n    time.sleep(0.5)"
 CRASH = "import os\nos._exit(3)"
+SLOW = ["import time\ntime.sleep(2.5)"] * 8  # every cell within the cell timeout, the whole run is not
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +41,9 @@ def batch_env(tmp_path_factory):
                       extra_cell=HANG_NO_INTERRUPT)
     F.student_variant(lesson, subs / "sleepy.ipynb", add_body="return a + b", answer=GOOD,
                       extra_cell=HANG_INTERRUPTIBLE)
+    F.student_variant(lesson, subs / "slow.ipynb", add_body="return a + b", answer=GOOD, extra_cell=SLOW)
     out = tmp / "out"
-    result = batch.grade_batch(subs, "99_fixture", out, workers=2, seed=7, time_limit_s=5, startup_slack_s=15,
+    result = batch.grade_batch(subs, "99_fixture", out, workers=2, seed=7, time_limit_s=5, startup_slack_s=8,
                                solution=root / "solutions" / "99_fixture.ipynb", progress=False, show=False)
     yield {"root": root, "out": out, "result": result, "batch": batch}
     mp.undo()
@@ -54,7 +56,7 @@ def _csv(path):
 
 def test_csv_gradebook(batch_env):
     rows = _csv(batch_env["result"].csv_path)
-    assert list(rows) == ["alice", "bob", "crash", "hang", "sleepy"]
+    assert list(rows) == ["alice", "bob", "crash", "hang", "sleepy", "slow"]
     a, b = rows["alice"], rows["bob"]
     assert (a["add"], a["q1"], a["total"], a["max"], a["passed"], a["status"]) == ("2", "2", "4", "4", "yes", "graded")
     assert a["hints_used"] == "q1:L2" and a["seed"] == "7"
@@ -64,16 +66,17 @@ def test_csv_gradebook(batch_env):
 def test_hanging_and_crashing_submissions_are_isolated(batch_env):
     rows = _csv(batch_env["result"].csv_path)
     assert rows["crash"]["status"] == "crashed" and "Kernel died" in rows["crash"]["reason"]
-    assert rows["hang"]["status"] == "timeout" and "超过时间限制" in rows["hang"]["reason"]
-    assert rows["sleepy"]["status"] == "timeout" and "单元格" in rows["sleepy"]["reason"]
-    for s in ("crash", "hang", "sleepy"):
+    assert rows["hang"]["status"] == "timeout" and "单元格" in rows["hang"]["reason"]  # ignores SIGINT
+    assert rows["sleepy"]["status"] == "timeout" and "已被中断" in rows["sleepy"]["reason"]
+    assert rows["slow"]["status"] == "timeout" and "超过时间限制" in rows["slow"]["reason"]  # killed
+    for s in ("crash", "hang", "sleepy", "slow"):
         assert rows[s]["passed"] == "no"
 
 
 def test_workers_ran_in_parallel(batch_env):
     iv = batch_env["result"].intervals
-    hang_start, hang_end = iv["hang"]
-    others = [iv[s] for s in iv if s != "hang"]
+    hang_start, hang_end = iv["slow"]
+    others = [iv[s] for s in iv if s != "slow"]
     assert any(start < hang_end and end > hang_start for start, end in others)
 
 
@@ -83,7 +86,7 @@ def test_html_feedback(batch_env):
     assert "通过" in page and "q1:L2" in page and "99_fixture.html" in page
     assert (fb / "alice" / "99_fixture.html").stat().st_size > 1000  # nbgrader's feedback notebook
     assert "运行崩溃" in (fb / "crash" / "index.html").read_text(encoding="utf-8")
-    assert not (fb / "hang" / "99_fixture.html").exists()  # killed: no executed notebook to show
+    assert not (fb / "slow" / "99_fixture.html").exists()  # killed: no executed notebook to show
 
 
 def test_rubric_scores_are_suggestions_in_gradebook(batch_env):
@@ -108,10 +111,10 @@ def test_instructor_override_survives_regrade(batch_env):
     with Gradebook(db) as gb:
         gb.find_grade("q1", "99_fixture", "99_fixture", "bob").manual_score = 2.0
         gb.db.commit()
-    for slow in ("crash", "hang", "sleepy"):  # keep the regrade short: only alice and bob
+    for slow in ("crash", "hang", "sleepy", "slow"):  # keep the regrade short: only alice and bob
         shutil.rmtree(course / "submitted" / slow)
     again = batch.grade_batch(course, "99_fixture", batch_env["out"] / "again", workers=2, seed=8,
-                              time_limit_s=5, startup_slack_s=15, feedback=False,
+                              time_limit_s=5, startup_slack_s=8, feedback=False,
                               solution=batch_env["root"] / "solutions" / "99_fixture.ipynb",
                               progress=False, show=False)
     assert [r.student for r in again.rows] == ["alice", "bob"]
