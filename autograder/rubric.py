@@ -41,9 +41,15 @@ def normalize(text: str) -> str:
     t = t.replace("`", " ")
     t = re.sub(r"\\(?:mathbb|mathrm|text|operatorname|mathbf|mathit)\{([^}]*)\}", r"\1", t)
     t = re.sub(r"\\(left|right|displaystyle|quad|qquad|,|;|!)", " ", t)
+    t = re.sub(r"\\d?frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", t)
+    t = re.sub(r"\\(to|rightarrow|Rightarrow|longrightarrow|implies)(?![a-zA-Z])", " → ", t)
+    t = re.sub(r"\\(geq?|ge)(?![a-zA-Z])", " >= ", t)
+    t = re.sub(r"\\(leq?|le)(?![a-zA-Z])", " <= ", t)
+    t = re.sub(r"\\(cdot|times)(?![a-zA-Z])", " * ", t)
     t = re.sub(r"\\([a-zA-Z]+)", r" \1 ", t)                     # \epsilon -> epsilon, \sqrt -> sqrt
     t = t.replace("$", " ").replace("{", "").replace("}", "")
-    t = re.sub(r"(\*\*|__|~~)", "", t)
+    t = re.sub(r"\*\*|~~", "", t)
+    t = re.sub(r"(?<!\w)__([^\s_][^_\n]*?[^\s_]|[^\s_])__(?!\w)", r"\1", t)   # __bold__, not __syncthreads
     t = re.sub(r"(?m)^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+", "", t)  # headings, quotes, list markers
     t = re.sub(r"[ \t\u3000]+", " ", t)
     return t.lower().strip()

@@ -158,3 +158,16 @@ def test_connective_must_link_the_two_concepts():
     # reversed order with "because", and a leading "因为"
     assert score("rsqrt returns NaN because the variance is negative.").chains_found
     assert score("因为方差为负，rsqrt 的结果就是 NaN。").chains_found
+
+
+def test_latex_arrows_fractions_and_operators():
+    n = rubric.normalize(r"$\frac{\sum x^2}{N} - \mu^2 < 0 \Rightarrow$ NaN, $a \cdot b \geq c$")
+    assert "( sum x^2)/(n)" in n and "→" in n and " * " in n and ">=" in n
+    assert score(r"方差为负 $\to$ rsqrt 得到 NaN $\Rightarrow$ 整行被污染，需要 fmaxf").points == 2
+
+
+def test_cuda_identifiers_with_underscores_survive_markdown_stripping():
+    spec = {"concepts": {"sync": {"any": ["__syncthreads"]}, "shfl": {"any": ["__shfl_down_sync"]}}}
+    r = rubric.score("写完 smem 后要 `__syncthreads()`，warp 内用 __shfl_down_sync；__重点__", spec, 2)
+    assert sorted(r.concepts_hit) == ["shfl", "sync"]
+    assert "重点" in rubric.normalize("__重点__") and "__" not in rubric.normalize("__重点__")
