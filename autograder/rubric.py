@@ -37,7 +37,8 @@ def normalize(text: str) -> str:
     """Full-width -> half-width, markdown/LaTeX/code markup stripped, lower case; keeps sentence punctuation."""
     t = unicodedata.normalize("NFKC", text or "")
     t = re.sub(r"```[a-zA-Z0-9_+-]*\n?", " ", t)                  # fenced code markers (keep the code)
-    t = re.sub(r"<[^>\n]{1,40}>", lambda m: m.group(0) if re.match(r"<\d", m.group(0)) else " ", t)  # html tags
+    t = re.sub(r"</?(br|p|div|span|b|i|u|em|strong|sup|sub|code|pre|font|li|ul|ol|img|details|summary)"
+               r"(\s[^<>\n]*)?/?>", " ", t, flags=re.I)                 # html tags (not static_cast<float>, a < b > c)
     t = t.replace("`", " ")
     t = re.sub(r"\\(?:mathbb|mathrm|text|operatorname|mathbf|mathit)\{([^}]*)\}", r"\1", t)
     t = re.sub(r"\\(left|right|displaystyle|quad|qquad|,|;|!)", " ", t)

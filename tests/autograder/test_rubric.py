@@ -171,3 +171,8 @@ def test_cuda_identifiers_with_underscores_survive_markdown_stripping():
     r = rubric.score("写完 smem 后要 `__syncthreads()`，warp 内用 __shfl_down_sync；__重点__", spec, 2)
     assert sorted(r.concepts_hit) == ["shfl", "sync"]
     assert "重点" in rubric.normalize("__重点__") and "__" not in rubric.normalize("__重点__")
+
+
+def test_comparisons_and_templates_are_not_mistaken_for_html():
+    n = rubric.normalize("static_cast<float>(N)；当 var < 0 且 x > eps 时<br/>会出错<b>!</b>")
+    assert "static_cast<float>(n)" in n and "var < 0 且 x > eps" in n and "<br" not in n and "<b>" not in n
