@@ -1,6 +1,7 @@
 """Planted-bug kernels: each must be reported with the right exception class AND
 the user's source line (plus block/thread), on the CPU emulator."""
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -429,3 +430,23 @@ def test_build_cache_is_shared_across_processes(tmp_path):
         assert p.returncode == 0, err
         assert out.strip() == expect
     assert len(list((tmp_path / "cpu").glob("mod-*.so"))) == 1
+
+
+@pytest.mark.skipif(not (shutil.which("aarch64-linux-gnu-g++") and shutil.which("qemu-aarch64")),
+                    reason="needs aarch64-linux-gnu-g++ and qemu-aarch64 (apt: g++-aarch64-linux-gnu qemu-user)")
+def test_aarch64_context_switch_under_qemu(tmp_path):
+    """The aarch64 fiber switch: the seed LayerNorm with 256 fibers per block, cross-built and run in qemu."""
+    from kernels.cpu.build import INCLUDE_DIR, RUNTIME_DIR, translation_unit
+    tu = tmp_path / "tu.cpp"
+    tu.write_text(translation_unit(SEED, ["layernorm_kernel<256>"]))
+    exe = tmp_path / "arm_test"
+    cxx = ["aarch64-linux-gnu-g++", "-std=c++17", "-O2", "-w", "-pthread", "-fno-finite-loops", "-I", str(INCLUDE_DIR)]
+    subprocess.run(cxx + ["-include", str(INCLUDE_DIR / "emu.h"), "-c", str(tu), "-o", str(tmp_path / "tu.o")],
+                   check=True, capture_output=True)
+    subprocess.run(cxx + [str(RUNTIME_DIR / "runtime.cpp"), str(RUNTIME_DIR / "fiber_switch.S"),
+                          str(Path(__file__).parent / "cuda" / "aarch64_layernorm_main.cpp"), str(tmp_path / "tu.o"),
+                          "-static", "-o", str(exe)], check=True, capture_output=True)
+    out = subprocess.run(["qemu-aarch64", str(exe)], capture_output=True, text=True, timeout=600).stdout
+    first, second = out.splitlines()[:2]
+    assert first.startswith("rc=0 ") and float(first.split("maxerr=")[1]) < 1e-5
+    assert second.startswith("rc2=2 ") and "does not exist" in second
