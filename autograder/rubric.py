@@ -21,7 +21,7 @@ CONNECTIVES = [
     r"\bwill\b", r"\bproduc(?:e|es|ing)\b", r"\bif\b.*\bthen\b",
 ]
 _CONNECTIVE_RE = re.compile("|".join(CONNECTIVES), re.I)
-NEGATIONS = r"(不是|并非|并不|而非|而不是|不为|没有|无需|不用|不会|不能|不需要|绝非|不在于|\bnot\b|\bno\b|\bnever\b|n't\b|rather than|instead of)"
+NEGATIONS = r"(不是|并非|并不|而非|而不是|不为|没有|无需|不用|不会|不能|不需要|绝非|不在于|不(?![同少止断足仅过久])|\bnot\b|\bno\b|\bnever\b|n't\b|rather than|instead of)"
 _NEG_RE = re.compile(NEGATIONS, re.I)
 _SENTENCE_SPLIT = re.compile(r"[。！？!?;\n]+|\.(?=\s|$)")
 _CLAUSE_SPLIT = re.compile(r"[,，、:：]|\bbut\b|但是|但|而是")
@@ -150,12 +150,13 @@ def _linked(sentence: str, cause: re.Pattern, effect: re.Pattern) -> bool:
     return False
 
 
-def _negated(sentence: str, start: int, end: int) -> bool:
-    """Negation in the same clause before (or inside) the match."""
+def _negated(sentence: str, start: int, end: int, inside: bool = True) -> bool:
+    """Negation in the same clause before the match, or inside it when ``inside``
+    (a pattern that itself spells a negation, e.g. "不可能为负", only looks before)."""
     clause_start = 0
     for m in _CLAUSE_SPLIT.finditer(sentence, 0, start):
         clause_start = m.end()
-    return bool(_NEG_RE.search(sentence[clause_start:end]))
+    return bool(_NEG_RE.search(sentence[clause_start:end if inside else start]))
 
 
 def find_misconceptions(text: str, misconceptions) -> List[Dict[str, str]]:
@@ -163,7 +164,7 @@ def find_misconceptions(text: str, misconceptions) -> List[Dict[str, str]]:
     for sent in sentences(normalize(text)):
         for m in misconceptions or []:
             for hit in re.finditer(m["pattern"], sent, re.I):
-                if _negated(sent, hit.start(), hit.end()):
+                if _negated(sent, hit.start(), hit.end(), inside=not _NEG_RE.search(m["pattern"])):
                     continue
                 out.append({"pattern": m["pattern"], "why": m.get("why", ""),
                             "evidence": sent if len(sent) <= 80 else sent[:77] + "…"})

@@ -176,3 +176,15 @@ def test_cuda_identifiers_with_underscores_survive_markdown_stripping():
 def test_comparisons_and_templates_are_not_mistaken_for_html():
     n = rubric.normalize("static_cast<float>(N)；当 var < 0 且 x > eps 时<br/>会出错<b>!</b>")
     assert "static_cast<float>(n)" in n and "var < 0 且 x > eps" in n and "<br" not in n and "<b>" not in n
+
+
+def test_bare_bu_negates_but_not_buguang_or_bujin():
+    assert score("fmaxf 不加速，只是截断。").misconceptions == []
+    assert score("fmaxf 不仅截断负数，还能让程序更快。").misconceptions      # "不仅" is not a negation
+
+
+def test_misconception_that_itself_spells_a_negation():
+    spec = {"concepts": {"v": {"any": ["方差"]}},
+            "misconceptions": [{"pattern": "方差.{0,4}(不可能|cannot be).{0,4}(为负|negative)", "why": "会为负"}]}
+    assert rubric.score("方差不可能为负，所以不用管。", spec, 2).misconceptions
+    assert rubric.score("并不是说方差不可能为负。", spec, 2).misconceptions == []
