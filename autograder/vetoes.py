@@ -269,26 +269,40 @@ def _looser(template_node, student_node) -> bool:
 
 # ----------------------------------------------------------------------------- GPU claims
 
-GPU_CLAIM = re.compile(
-    r"实测|实际测得|实际测量|测得|测出|跑出了?|实际运行(结果|得到)|运行时间为|耗时\s*[0-9.]+\s*(ms|us|μs|毫秒|微秒)|"
-    r"在\s*(我的)?\s*(gpu|显卡|h100|h200|a100|v100|t4|4090|3090|rtx)\S{0,8}上\s*(测|跑|运行)|"
-    r"\bmeasured\b|\bbenchmarked\b|\bprofiled\b|\btimed (it|the kernel)\b|"
-    r"(nsight|ncu|nsys|nvprof)\s*(显示|结果|report|shows)", re.I)
-_CLAIM_NEG = re.compile(NEGATIONS[:-1] + r"|未|没|仅静态|静态审查|无法|不能|假设|如果|若|预计|估计|理论上|\bif\b|\bwould\b|\bcould\b|expected|estimate)", re.I)
+# A claim = a measurement word AND a GPU/performance context in one sentence, not negated, not
+# about the CPU emulator.  "实测最大误差 2e-4"（精度，在模拟器上也能测）is not a GPU claim.
+GPU_MEASURE = re.compile(
+    r"实测|实际测得|实际测量|测得|测出|测到|测了|跑出|跑了一下|实际运行|运行时间为|耗时\s*[0-9.]+\s*(ms|us|μs|毫秒|微秒)|"
+    r"\bmeasured\b|\bbenchmark(ed|ing)?\b|\bprofil(ed|ing)\b|\btimed\b|\bi ran\b|"
+    r"(nsight|ncu|nsys|nvprof)\s*(显示|结果|report|shows|says)", re.I)
+GPU_CONTEXT = re.compile(
+    r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|4090|3090|\brtx\b|\bcuda\b|nsight|\bncu\b|nsys|nvprof|"
+    r"[0-9.]+\s*(ms|us|μs|毫秒|微秒|秒|gb/s|tb/s)\b|[0-9.]+\s*(ms|us|μs|毫秒|微秒|秒)|带宽|吞吐|加速比|speed-?up|faster|slower|"
+    r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|[0-9.]+\s*(x|倍)(?![a-z])", re.I)
+GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|4090|3090|\brtx\b", re.I)
+CPU_CONTEXT = re.compile(r"\bcpu\b|模拟器|emulator|仿真|numpy", re.I)
+_CLAIM_NEG = re.compile(NEGATIONS[:-1] + r"|未|没|仅静态|静态审查|无法|不能|假设|如果|若|预计|估计|理论上|\bif\b|\bwould\b|"
+                        r"\bcould\b|expected|estimate)", re.I)
+
+
+def is_gpu_claim(sentence: str) -> bool:
+    m = GPU_MEASURE.search(sentence)
+    if not m or not GPU_CONTEXT.search(sentence):
+        return False
+    if CPU_CONTEXT.search(sentence) and not GPU_NAMES.search(sentence):
+        return False
+    clause = re.split(r"[,，;；]", sentence[:m.start()])[-1] + re.split(r"[,，;；]", sentence[m.start():])[0]
+    return not _CLAIM_NEG.search(clause)
 
 
 def gpu_claim_vetoes(answers: Dict[str, str], backend: Optional[str]) -> List[Veto]:
-    """A measurement claim in an answer while the run recorded no GPU."""
+    """A GPU measurement claim in an answer while the run recorded no GPU."""
     if backend == "cupy":
         return []
     out = []
     for gid, text in answers.items():
         for sent in sentences(normalize(text)):
-            m = GPU_CLAIM.search(sent)
-            if not m:
-                continue
-            clause = re.split(r"[,，;；]", sent[:m.start()])[-1] + re.split(r"[,，;；]", sent[m.start():])[0]
-            if _CLAIM_NEG.search(clause):
+            if not is_gpu_claim(sent):
                 continue
             where = "没有记录到 GPU 运行" if backend is None else f"本次运行的后端是 {backend}（没有 GPU）"
             out.append(Veto("gpu_claim", f"回答「{gid}」声称有 GPU 实测结果，但{where}：未运行的结果不能说成实测。",

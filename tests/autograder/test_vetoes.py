@@ -148,3 +148,12 @@ def test_tokenizer_and_wildcard_matching():
     assert vetoes.template_matches("f(______);", "f();")              # a blank may be left empty
     assert not vetoes.template_matches("float v = ______; g();", "float v = 1; h();")
     assert vetoes.template_matches('s = "a // not a comment";', 's = "a // not a comment"; // real')
+
+
+def test_accuracy_measurements_on_the_emulator_are_not_gpu_claims():
+    fine = {"q1": "在 CPU 模拟器上实测最大误差 2e-4。", "q2": "实测最大误差 3e-4，在容差之内。",
+            "q3": "用 numpy 测得误差很小。"}
+    assert vetoes.gpu_claim_vetoes(fine, "cpu") == []
+    for claim in ("实测 Welford 版本慢了 20%。", "在 GPU 上测得带宽 3 TB/s。", "ncu 显示 occupancy 只有 50%。",
+                  "I benchmarked it: 2x faster than the naive kernel.", "耗时 0.12 ms，比两遍法更快。"):
+        assert vetoes.gpu_claim_vetoes({"q3": claim}, "cpu"), claim
