@@ -71,6 +71,8 @@ class CpuModule:
         self._lib = None
         self._lib_path: Optional[Path] = None
         self._runner: Optional[Path] = None
+        self._race_lib = None
+        self._race_path: Optional[Path] = None
         self._lock = threading.Lock()
 
     # callables are sorted so the entry numbering (and the cache key) is stable
@@ -92,7 +94,7 @@ class CpuModule:
     def race_lib(self):
         """The racecheck build (shared-memory shadow through compiler instrumentation)."""
         with self._lock:
-            if getattr(self, "_race_lib", None) is None:
+            if self._race_lib is None:
                 self._race_path = _build.build(self.code, self.options, self._callables(), "racecheck")
                 lib = ctypes.CDLL(str(self._race_path))
                 base = load_base(str(self._race_path))
@@ -131,8 +133,8 @@ class CpuFunction:
         self._entry = ctypes.cast(getattr(lib, f"emu_entry_{index}"), _ENTRY)
         self.arity = int(getattr(lib, f"emu_arity_{index}")())
 
-    def __call__(self, grid, block, args, shared_mem: int = 0, **kw):
-        self.launch(_dim3(grid), _dim3(block), list(args), shared_mem=kw.get("shared_mem", shared_mem))
+    def __call__(self, grid, block, args, shared_mem: int = 0):
+        self.launch(grid, block, args, shared_mem=shared_mem)
 
     # --- public entry ----------------------------------------------------------
     def launch(self, grid: tuple, block: tuple, args: list, shared_mem: int = 0) -> None:
@@ -218,7 +220,8 @@ class CpuFunction:
                                               source_line=self._source_line(line), block=info.get("block"),
                                               thread=info.get("thread"), details=_trim_report(proc.stderr))
             blob = out.read_bytes()
-        assert blob[:8] == b"EMUOUT1\0", "corrupt memcheck output"
+        if blob[:8] != b"EMUOUT1\0":
+            raise errors.KernelError("memcheck runner wrote a corrupt result file", kernel=self.name)
         pos = 8
         res = LaunchResult.from_buffer_copy(blob[pos:pos + ctypes.sizeof(LaunchResult)])
         pos += ctypes.sizeof(LaunchResult)
