@@ -79,7 +79,7 @@ def print_report(result, console=None) -> None:
     for e in result.errors:
         console.print(f"[red]运行错误：[/red]{e}", highlight=False)
     if result.hints_used:
-        console.print("使用的提示：" + "，".join(f"{k} 第 {v} 级" for k, v in result.hints_used.items()))
+        console.print("使用的提示：" + "，".join(f"{k} 第 {v} 级" for k, v in result.hints_used.items()), highlight=False)
     verdict = "[bold green]通过[/bold green]" if result.passed else "[bold red]未通过[/bold red]"
     console.print(f"结果：{verdict}（seed={result.seed}，后端 {result.backend or '未记录'}）")
 

@@ -77,6 +77,9 @@ class Lesson:
         self.backend = backend
         self.device = device
         self._modules: Dict[str, Any] = {}
+        self.last_grade = None            # cases.ItemResult of the latest L.grade
+        self.last_hint_level = None
+        self.last_check_passed = None
 
     def __repr__(self):
         return f"<Lesson {self.id} backend={self.backend}>"
@@ -157,12 +160,14 @@ class Lesson:
                 for f in res.families]
         text = f"评分项 {item_id}：" + ("通过" if res.passed else "未通过") + "\n" + "\n".join(rows)
         _emit(GRADE_MIME, res.to_dict(), text)
+        self.last_grade = res
         if not res.passed:
             raise AssertionError(res.summary)
-        return res
+        # returns None so a test cell ending in L.grade(...) shows no Out[] value; see L.last_grade
 
     # ------------------------------------------------------------------ hints
     def hint(self, item: str, level: Optional[int] = None, notebook: Optional[str] = None):
+        """Show the next level of ``item``'s hint ladder (or ``level``) and record it."""
         if grading_run():
             print("（评分运行中：不显示提示）")
             return None
@@ -173,7 +178,7 @@ class Lesson:
             hints.record(path, self.id, item, lvl)
         total = len(hints.ladder(self.cfg, item))
         _emit(HINT_MIME, {"lesson": self.id, "item": item, "level": lvl}, hints.format_hint(item, lvl, text, total))
-        return lvl
+        self.last_hint_level = lvl
 
     # ------------------------------------------------------------------ self check
     def self_check(self, path: Optional[str] = None, timeout: Optional[int] = None):
@@ -200,7 +205,7 @@ class Lesson:
         print(proc.stdout.rstrip())
         if proc.returncode not in (0, 1):
             print(proc.stderr[-3000:])
-        return proc.returncode == 0
+        self.last_check_passed = proc.returncode == 0
 
 
 def _all_kernels(spec) -> set:
