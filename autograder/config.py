@@ -135,7 +135,7 @@ def validate(data: Any) -> Dict[str, Any]:
 
 
 LESSON_KEYS = ("title", "notebook", "pass_score", "sources", "kernels", "arrays", "items", "vetoes",
-               "hints", "pipelines", "description")
+               "hints", "description")
 KERNEL_KEYS = ("source", "function", "grid", "block", "shared_mem", "args", "outputs", "reference",
                "reference_args")
 CASE_KEYS = ("family", "kernel", "params", "arrays", "tol", "repeat", "reference", "reference_args",
