@@ -153,9 +153,6 @@ def test_hint_cli_and_ladder(root, capsys, tmp_path):
 
 # ----------------------------------------------------------------------------- lesson 5 with real kernels
 
-LESSON5_SOURCE = None
-
-
 def test_layernorm_lesson_grades_with_real_kernels(root, monkeypatch):
     from test_cases import LAYERNORM_CU, _real_backend_or_skip
     _real_backend_or_skip()
@@ -179,3 +176,15 @@ def test_layernorm_lesson_grades_with_real_kernels(root, monkeypatch):
     res = check.grade_notebook(root / "solutions" / "05_layernorm.ipynb", seed=4)
     assert res.passed or res.score == res.max_score, res.to_json(indent=1)
     assert res.score == res.max_score == 6
+
+
+@pytest.mark.gpu
+def test_repository_lesson5_solution_on_gpu(monkeypatch):
+    """On a GPU machine: the real solutions/05 notebook scores full marks on cupy and records the GPU."""
+    monkeypatch.delenv("AUTOGRADER_RUBRIC", raising=False)
+    monkeypatch.setenv("KERNELS_BACKEND", "cupy")
+    path = Path(__file__).resolve().parents[2] / "solutions" / "05_layernorm.ipynb"
+    if not path.exists():
+        pytest.skip("solutions/05_layernorm.ipynb not present")
+    res = check.grade_notebook(path, seed=7)
+    assert res.backend == "cupy" and res.passed and res.score == res.max_score, res.to_json(indent=1)
