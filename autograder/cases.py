@@ -300,6 +300,12 @@ def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, An
         for a in ks["args"]:
             if isinstance(a, str) and a.isidentifier() and (a in decl or a in over) and a not in needed:
                 needed.append(a)
+    ref_arg_names = list((case.get("reference_args") or {}).values())
+    for ks in kspecs:
+        ref_arg_names += list((ks.get("reference_args") or {}).values())
+    for a in ref_arg_names:       # arrays only the reference reads (e.g. a mask the kernel gets as a scalar)
+        if isinstance(a, str) and (a in decl or a in over) and a not in needed:
+            needed.append(a)
     specs = {}
     for a in list(decl) + [a for a in over if a not in decl]:
         if a in needed:
