@@ -24,6 +24,8 @@ EMU_POLICY_REVERSE = 1
 EMU_POLICY_GREEDY = 2
 # Alternative schedules racecheck compares against the default round-robin order.
 RACE_POLICIES = (EMU_POLICY_REVERSE | EMU_POLICY_GREEDY, EMU_POLICY_GREEDY)
+# racecheck shadows the launch's global arrays (56 bytes per 4-byte word) up to this much array data
+GLOBAL_SHADOW_LIMIT_BYTES = 16 << 20
 
 (EMU_OK, EMU_DEADLOCK, EMU_SHUFFLE_MASK, EMU_TIMEOUT, EMU_FAULT, EMU_ASSERT, EMU_LAUNCH, EMU_ARITH,
  EMU_TRAP, EMU_RACE) = range(10)
@@ -37,7 +39,8 @@ class LaunchCfg(ctypes.Structure):
 class LaunchResult(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("line", ctypes.c_int), ("block", ctypes.c_uint * 3),
                 ("thread", ctypes.c_uint * 3), ("addr", ctypes.c_ulonglong), ("pc", ctypes.c_ulonglong),
-                ("pc2", ctypes.c_ulonglong), ("thread2", ctypes.c_uint * 3), ("race_kind", ctypes.c_int),
+                ("pc2", ctypes.c_ulonglong), ("thread2", ctypes.c_uint * 3), ("block2", ctypes.c_uint * 3),
+                ("race_kind", ctypes.c_int),
                 ("signo", ctypes.c_int), ("float_atomics", ctypes.c_int), ("message", ctypes.c_char * 1024),
                 ("printf_buf", ctypes.c_void_p), ("printf_len", ctypes.c_ulonglong)]
 
@@ -148,8 +151,9 @@ class CpuFunction:
                         float(_config.timeout_s()), 0, 0)
         arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
         # racecheck runs again on copies taken before the kernel touches anything
-        race_inputs = ([[a.copy() if isinstance(a, np.ndarray) else a for a in args] for _ in RACE_POLICIES]
-                       if "racecheck" in checks else None)
+        # (one per alternative schedule, plus a pristine one to watch a differing element)
+        race_inputs = ([[a.copy() if isinstance(a, np.ndarray) else a for a in args]
+                        for _ in range(len(RACE_POLICIES) + 1)] if "racecheck" in checks else None)
         with _LAUNCH_LOCK:
             if "memcheck" in checks:
                 res, printed = self._launch_memcheck(cfg, args)
@@ -250,11 +254,18 @@ class CpuFunction:
                 if instrumented:
                     lib = self.module.race_lib()
                     entry = ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
-                    res, _ = self._launch_native(alt, other, entry)
+                    shadowed = [other[j] for j in arrays]
+                    if sum(a.nbytes for a in shadowed) > GLOBAL_SHADOW_LIMIT_BYTES:
+                        shadowed = []
+                    _set_globals(lib, shadowed)
+                    try:
+                        res, _ = self._launch_native(alt, other, entry)
+                    finally:
+                        _set_globals(lib, [])
                 else:
                     res, _ = self._launch_native(alt, other)
             if res.code == EMU_RACE:
-                raise self._race_error(res)
+                raise self._race_error(res, [(j, other[j]) for j in arrays])
             if res.code != EMU_OK:
                 # a different (legal) thread order hit an error the default order did not: report it
                 err = self._error(res, self.module._lib_path)
@@ -270,14 +281,49 @@ class CpuFunction:
                 first = int(diff[0]) if diff.size else 0
                 index = tuple(int(x) for x in np.unravel_index(first, a.shape)) if a.ndim > 1 else first
                 pname = self._param_names(len(args))[i]
+                accesses = self._watch_element(cfg, race_inputs[-1], i, first)
+                writes = [h for h in accesses if h["write"]]
+                where = writes or accesses
+                line = where[0]["line"] if where else None
+                details = "\n".join(
+                    f"    {'write' if h['write'] else 'read'} at line {h['line']} x{h['count']}: first by block "
+                    f"{h['first'][:3]} thread {h['first'][3:]}, last by block {h['last'][:3]} thread {h['last'][3:]}"
+                    for h in accesses) or None
                 raise errors.RaceError(
                     f"data race: output '{pname}' depends on the order threads run in; "
                     f"{diff.size} element(s) differ, first at index {index}: {flat_a[first]!r} "
-                    f"(default order) vs {flat_b[first]!r} (other order). Look for a missing __syncthreads() "
-                    f"between writes and reads of shared memory, or threads writing the same location",
-                    kernel=self.name)
+                    f"(default order) vs {flat_b[first]!r} (other order). Look for threads (or blocks) writing "
+                    f"the same location, or reading what another block writes, without atomics",
+                    kernel=self.name, line=line, source_line=self._source_line(line),
+                    block=where[0]["first"][:3] if where else None,
+                    thread=where[0]["first"][3:] if where else None,
+                    details=("accesses to that element:\n" + details) if details else None)
 
-    def _race_error(self, res: LaunchResult) -> errors.RaceError:
+    def _watch_element(self, cfg: LaunchCfg, pristine: list, i: int, flat_index: int) -> list:
+        """Re-run (instrumented, default order) watching one element; who touched it, from which lines."""
+        arr = pristine[i]
+        lo = arr.ctypes.data + flat_index * arr.itemsize
+        lib = self.module.race_lib()
+        _set_globals(lib, [])
+        lib.emu_race_watch(ctypes.c_ulonglong(lo), ctypes.c_ulonglong(lo + arr.itemsize))
+        entry = ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
+        with _LAUNCH_LOCK:
+            self._launch_native(cfg, pristine, entry)
+        pcs = (ctypes.c_ulonglong * 8)()
+        wc = (ctypes.c_int * 16)()
+        where = (ctypes.c_uint * 96)()
+        n = lib.emu_race_watch_get(pcs, wc, where, 8)
+        lib.emu_race_watch(ctypes.c_ulonglong(0), ctypes.c_ulonglong(0))
+        path = str(self.module._race_path)
+        base = load_base(path)
+        hits = []
+        for k in range(n):
+            line = addr2line(path, pcs[k] - 1 - base) if base is not None and pcs[k] > base else None
+            hits.append({"line": line, "write": bool(wc[2 * k]), "count": int(wc[2 * k + 1]),
+                         "first": tuple(where[12 * k:12 * k + 6]), "last": tuple(where[12 * k + 6:12 * k + 12])})
+        return hits
+
+    def _race_error(self, res: LaunchResult, arrays: list) -> errors.RaceError:
         path = str(self.module._race_path)
         base = load_base(path)
 
@@ -285,12 +331,20 @@ class CpuFunction:
             return addr2line(path, pc - 1 - base) if (pc and base is not None and pc > base) else None
         line, line2 = line_of(res.pc), line_of(res.pc2)
         kind = {1: ("read", "write"), 2: ("write", "read"), 3: ("write", "write")}.get(res.race_kind, ("access", "access"))
-        t2 = tuple(res.thread2)
-        details = (f"this {kind[0]} (line {line}, thread {tuple(res.thread)}) conflicts with the {kind[1]} at "
-                   f"line {line2} by thread {t2} in the same barrier interval")
+        where = ""
+        names = self._param_names(len(self.params) if self.params else max([j for j, _ in arrays], default=-1) + 1)
+        for j, a in arrays:   # name the global array and element
+            start = a.ctypes.data
+            if start <= res.addr < start + max(a.nbytes, 1):
+                flat = (res.addr - start) // a.itemsize
+                idx = np.unravel_index(flat, a.shape) if a.ndim > 1 else flat
+                where = f" on '{names[j]}' index {tuple(int(v) for v in idx) if a.ndim > 1 else int(idx)}"
+        t2, b2 = tuple(res.thread2), tuple(res.block2)
+        details = (f"this {kind[0]} (line {line}, block {tuple(res.block)}, thread {tuple(res.thread)}) conflicts "
+                   f"with the {kind[1]} at line {line2} by block {b2}, thread {t2}")
         if line2:
             details += f"\n    {line2}: {(self._source_line(line2) or '').rstrip()}"
-        return errors.RaceError(res.message.decode(errors="replace") + f" (other access: line {line2})",
+        return errors.RaceError(res.message.decode(errors="replace") + where + f" (other access: line {line2})",
                                 kernel=self.name, line=line, source_line=self._source_line(line),
                                 block=tuple(res.block), thread=tuple(res.thread), details=details)
 
@@ -321,6 +375,13 @@ class CpuFunction:
         if res.code not in (EMU_LAUNCH,):
             kw = dict(block=tuple(res.block), thread=tuple(res.thread))
         return cls(msg, kernel=self.name, line=line, source_line=self._source_line(line), **kw)
+
+
+def _set_globals(lib, arrays: list) -> None:
+    pairs = (ctypes.c_ulonglong * max(1, 2 * len(arrays)))()
+    for k, a in enumerate(arrays):
+        pairs[2 * k], pairs[2 * k + 1] = a.ctypes.data, a.ctypes.data + a.nbytes
+    lib.emu_race_set_globals(pairs, len(arrays))
 
 
 def _equal_mask(a: np.ndarray, b: np.ndarray, tolerant: bool) -> np.ndarray:

@@ -78,7 +78,44 @@ extern "C" __global__ void last_writer(int* out) {
     with kernels.check("racecheck"):
         with pytest.raises(kernels.RaceError) as ei:
             launch(src, "last_writer", (1,), (64,), [np.zeros(1, np.int32)])
-    assert "argument 0" in str(ei.value) or "out" in str(ei.value)
+    e = ei.value
+    assert "write-after-write" in e.message and "global memory" in e.message and "'out' index 0" in e.message
+    assert e.line == line_of(src, "out[0] = threadIdx.x;")
+
+
+def test_racecheck_missing_atomic_across_blocks(cpu):
+    src = r'''
+extern "C" __global__ void total(const float* x, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[0] += x[i];            // should be atomicAdd(out, x[i])
+}'''
+    x = np.arange(64, dtype=np.float32)    # integer sums: every order gives the same total
+    out = np.zeros(1, np.float32)
+    launch(src, "total", (2,), (32,), [x, out, np.int32(64)])
+    assert out[0] == x.sum()               # the emulator's own schedule hides the bug ...
+    with kernels.check("racecheck"):       # ... the shadow of global memory does not
+        with pytest.raises(kernels.RaceError) as ei:
+            launch(src, "total", (2,), (32,), [x, np.zeros(1, np.float32), np.int32(64)])
+    assert ei.value.line == line_of(src, "out[0] += x[i];") and "'out' index 0" in ei.value.message
+    fixed = src.replace("if (i < n) out[0] += x[i];", "if (i < n) atomicAdd(out, x[i]);")
+    out = np.zeros(1, np.float32)
+    with kernels.check("racecheck"):
+        launch(fixed, "total", (2,), (32,), [x, out, np.int32(64)])
+    assert out[0] == x.sum()
+
+
+def test_racecheck_watch_names_lines_of_order_dependent_output(cpu):
+    """Outputs that differ between schedules without a shadow hazard (atomic tickets) name the writers."""
+    src = r'''
+extern "C" __global__ void ticket(int* counter, int* order) {
+    int slot = atomicAdd(counter, 1);
+    order[slot] = blockIdx.x * blockDim.x + threadIdx.x;
+}'''
+    with kernels.check("racecheck"):
+        with pytest.raises(kernels.RaceError) as ei:
+            launch(src, "ticket", (2,), (32,), [np.zeros(1, np.int32), np.zeros(64, np.int32)])
+    e = ei.value
+    assert "'order'" in e.message and e.line == line_of(src, "order[slot] =") and "write at line" in e.details
 
 
 def test_racecheck_missing_barrier_in_shared_tile(cpu):

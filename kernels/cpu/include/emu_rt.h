@@ -42,6 +42,7 @@ struct emu_result {
     unsigned long long pc;    // program counter at the fault / timeout
     unsigned long long pc2;   // EMU_RACE: the earlier conflicting access
     unsigned thread2[3];      // EMU_RACE: the thread of the earlier access
+    unsigned block2[3];       // EMU_RACE: and its block
     int race_kind;            // EMU_RACE: 1 RAW, 2 WAR, 3 WAW
     int signo;
     int float_atomics;        // kernel used float/double atomics (racecheck tolerance)
@@ -105,7 +106,8 @@ int device_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((visibility("hidden")))
 unsigned activemask();
 __attribute__((visibility("hidden"))) [[noreturn]]
-void report_race(int kind, unsigned long long pc, unsigned long long pc2, const Thread* other, const char* what);
+void report_race(int kind, unsigned long long pc, unsigned long long pc2, int other_thread, unsigned other_block,
+                 unsigned long long addr, const char* what);
 __attribute__((visibility("hidden")))
 Thread* thread_at(int linear);
 

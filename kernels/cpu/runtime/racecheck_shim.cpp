@@ -6,7 +6,9 @@
 // emu_race_set_regions; dynamic shared memory is emu::dyn_smem).  Two accesses
 // to one word by different threads in the same barrier interval, at least
 // one a write, not ordered by a warp operation of their warp, are a hazard
-// (what compute-sanitizer's racecheck reports).  Reports carry both PCs.
+// (what compute-sanitizer's racecheck reports).  The launch's global arrays get
+// a shadow too: there, any access from another block of the launch conflicts as
+// well (blocks never synchronise within a launch).  Reports carry both PCs.
 #include "emu_rt.h"
 
 #include <cstdio>
@@ -19,17 +21,22 @@ extern unsigned char dyn_smem[] __attribute__((visibility("hidden")));
 namespace {
 
 struct Shadow {
-    unsigned long long w_epoch, r_epoch;
     unsigned long long w_pc, r_pc;
-    int w_thread, r_thread;
+    unsigned long long w_epoch, r_epoch;   // 0 = never accessed
+    unsigned w_block, r_block;             // linear block index of the access
+    int w_thread, r_thread;                // linear thread index in its block
     unsigned w_wgen, r_wgen;
 };
 
-struct Region { uintptr_t lo, hi; std::vector<Shadow> shadow; };
+// Static __shared__ variables (registered once per library), dynamic shared
+// memory, and the launch's global arrays (registered per launch, fresh shadow).
+struct Region { uintptr_t lo, hi; bool global; std::vector<Shadow> shadow; };
 std::vector<Region> g_regions;
+std::vector<Region> g_globals;
 std::vector<Shadow> g_dyn_shadow;
 
-inline Shadow* shadow_for(uintptr_t a) {
+inline Shadow* shadow_for(uintptr_t a, bool* global) {
+    *global = false;
     for (Region& r : g_regions)
         if (a >= r.lo && a < r.hi) return &r.shadow[(a - r.lo) >> 2];
     uintptr_t d0 = (uintptr_t)dyn_smem, d1 = d0 + g_dyn_smem_bytes;
@@ -38,30 +45,46 @@ inline Shadow* shadow_for(uintptr_t a) {
         if (g_dyn_shadow.size() < ((d1 - d0 + 3) >> 2)) g_dyn_shadow.resize((d1 - d0 + 3) >> 2, Shadow());
         return &g_dyn_shadow[i];
     }
+    for (Region& r : g_globals)
+        if (a >= r.lo && a < r.hi) { *global = true; return &r.shadow[(a - r.lo) >> 2]; }
     return nullptr;
 }
 
-// Are two accesses by `other` (recorded with warp generation `wgen`) and the current thread ordered?
-inline bool ordered(int other, unsigned wgen) {
-    Thread* t = g_cur;
-    if (other == t->linear) return true;
-    if ((other >> 5) == t->warp && g_warp_gen[t->warp] != wgen) return true;
-    return false;
+inline unsigned block_linear() {
+    return (g_blockIdx.z * g_gridDim.y + g_blockIdx.y) * g_gridDim.x + g_blockIdx.x;
 }
 
-[[noreturn]] void hazard(int kind, unsigned long long pc, unsigned long long pc2, int other, uintptr_t a) {
+// Do an earlier access (epoch, block, thread, warp generation) and the current one conflict?
+// Shared memory: same barrier interval, different threads, not ordered by a warp op of their warp.
+// Global memory: additionally any access from another block of this launch (blocks never synchronise).
+inline bool conflicts(unsigned long long epoch, unsigned block, int other, unsigned wgen, bool global) {
+    if (epoch == 0) return false;
+    if (global && block != block_linear()) return true;
+    if (epoch != g_epoch) return false;
+    Thread* t = g_cur;
+    if (other == t->linear) return false;
+    if ((other >> 5) == t->warp && g_warp_gen[t->warp] != wgen) return false;
+    return true;
+}
+
+[[noreturn]] void hazard(int kind, unsigned long long pc, unsigned long long pc2, int other, unsigned other_block,
+                         uintptr_t a, bool global) {
     static const char* names[] = {"", "read-after-write", "write-after-read", "write-after-write"};
     char what[256];
-    snprintf(what, sizeof what,
-             "%s hazard on shared memory (address 0x%llx) between two threads with no __syncthreads() "
-             "in between", names[kind], (unsigned long long)a);
-    report_race(kind, pc, pc2, thread_at(other), what);
+    if (global)
+        snprintf(what, sizeof what, "%s hazard on global memory (address 0x%llx): two threads access it "
+                 "without synchronisation (different blocks never synchronise; use atomics)", names[kind],
+                 (unsigned long long)a);
+    else
+        snprintf(what, sizeof what, "%s hazard on shared memory (address 0x%llx) between two threads with no "
+                 "__syncthreads() in between", names[kind], (unsigned long long)a);
+    report_race(kind, pc, pc2, other, other_block, a, what);
 }
 
 // A write-after-write that stores the value already there (e.g. every warp
 // setting the same flag) is benign: decide once the store has happened, at the
 // thread's next instrumented access or runtime call.
-struct PendingWaw { bool armed; uintptr_t word; unsigned before; unsigned long long pc, pc2; int other; const Thread* who; };
+struct PendingWaw { bool armed, global; uintptr_t word; unsigned before; unsigned long long pc, pc2; int other; unsigned block; };
 PendingWaw g_waw;
 
 void check_pending_waw() {
@@ -69,31 +92,54 @@ void check_pending_waw() {
     g_waw.armed = false;
     unsigned now;
     std::memcpy(&now, (const void*)g_waw.word, 4);
-    if (now != g_waw.before) hazard(3, g_waw.pc, g_waw.pc2, g_waw.other, g_waw.word);
+    if (now != g_waw.before) hazard(3, g_waw.pc, g_waw.pc2, g_waw.other, g_waw.block, g_waw.word, g_waw.global);
+}
+
+// Watch one global element (after racecheck saw it differ between schedules):
+// remember who wrote/read it, to name the source lines involved.
+struct WatchHit { unsigned long long pc; int write, count; unsigned first[6], last[6]; };
+struct Watch { uintptr_t lo, hi; int n; WatchHit hits[8]; };
+Watch g_watch;
+
+void record_watch(bool write, unsigned long long pc) {
+    unsigned where[6] = {g_blockIdx.x, g_blockIdx.y, g_blockIdx.z, g_cur->idx.x, g_cur->idx.y, g_cur->idx.z};
+    for (int i = 0; i < g_watch.n; ++i) {
+        WatchHit& h = g_watch.hits[i];
+        if (h.pc == pc && h.write == (int)write) { h.count++; std::memcpy(h.last, where, sizeof where); return; }
+    }
+    if (g_watch.n == 8) return;
+    WatchHit& h = g_watch.hits[g_watch.n++];
+    h.pc = pc; h.write = write; h.count = 1;
+    std::memcpy(h.first, where, sizeof where);
+    std::memcpy(h.last, where, sizeof where);
 }
 
 inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) {
     if (!g_cur || g_in_atomic) return;
+    if (a < g_watch.hi && a + n > g_watch.lo) record_watch(write, pc);
     if (g_waw.armed) check_pending_waw();
     for (uintptr_t w = a & ~uintptr_t(3); w < a + n; w += 4) {
-        Shadow* s = shadow_for(w);
+        bool global;
+        Shadow* s = shadow_for(w, &global);
         if (!s) return;
         const unsigned long long ep = g_epoch;
         const int me = g_cur->linear;
+        const unsigned blk = block_linear();
         const unsigned wg = g_warp_gen[g_cur->warp];
-        if (s->w_epoch == ep && !ordered(s->w_thread, s->w_wgen)) {
-            if (!write) hazard(1, pc, s->w_pc, s->w_thread, w);
+        if (conflicts(s->w_epoch, s->w_block, s->w_thread, s->w_wgen, global)) {
+            if (!write) hazard(1, pc, s->w_pc, s->w_thread, s->w_block, w, global);
             if (!g_waw.armed) {
-                g_waw.armed = true; g_waw.word = w; g_waw.pc = pc; g_waw.pc2 = s->w_pc; g_waw.other = s->w_thread;
+                g_waw = {true, global, w, 0, pc, s->w_pc, s->w_thread, s->w_block};
                 std::memcpy(&g_waw.before, (const void*)w, 4);
             }
         }
         if (write) {
-            if (s->r_epoch == ep && !ordered(s->r_thread, s->r_wgen)) hazard(2, pc, s->r_pc, s->r_thread, w);
-            s->w_epoch = ep; s->w_pc = pc; s->w_thread = me; s->w_wgen = wg;
-        } else if (s->r_epoch != ep || s->r_thread == me || ordered(s->r_thread, s->r_wgen)) {
+            if (conflicts(s->r_epoch, s->r_block, s->r_thread, s->r_wgen, global))
+                hazard(2, pc, s->r_pc, s->r_thread, s->r_block, w, global);
+            s->w_epoch = ep; s->w_block = blk; s->w_pc = pc; s->w_thread = me; s->w_wgen = wg;
+        } else if (!conflicts(s->r_epoch, s->r_block, s->r_thread, s->r_wgen, global)) {
             // keep the earliest unordered reader: a later write must be checked against it
-            s->r_epoch = ep; s->r_pc = pc; s->r_thread = me; s->r_wgen = wg;
+            s->r_epoch = ep; s->r_block = blk; s->r_pc = pc; s->r_thread = me; s->r_wgen = wg;
         }
     }
 }
@@ -110,8 +156,37 @@ extern "C" void emu_race_set_regions(const unsigned long long* lo_hi, int n) {
     emu::g_regions.clear();
     for (int i = 0; i < n; ++i) {
         uintptr_t lo = lo_hi[2 * i] & ~uintptr_t(3), hi = lo_hi[2 * i + 1];
-        emu::g_regions.push_back({lo, hi, std::vector<emu::Shadow>((hi - lo + 3) >> 2)});
+        emu::g_regions.push_back({lo, hi, false, std::vector<emu::Shadow>((hi - lo + 3) >> 2)});
     }
+}
+
+// Global arrays of the next launch (fresh shadow each launch).
+extern "C" void emu_race_set_globals(const unsigned long long* lo_hi, int n) {
+    emu::g_globals.clear();
+    for (int i = 0; i < n; ++i) {
+        uintptr_t lo = lo_hi[2 * i] & ~uintptr_t(3), hi = lo_hi[2 * i + 1];
+        emu::g_globals.push_back({lo, hi, true, std::vector<emu::Shadow>((hi - lo + 3) >> 2)});
+    }
+}
+
+extern "C" void emu_race_watch(unsigned long long lo, unsigned long long hi) {
+    emu::g_watch = emu::Watch();
+    emu::g_watch.lo = lo;
+    emu::g_watch.hi = hi;
+}
+
+// Copies the recorded accesses: per hit pc, write, count, first[6], last[6] (block xyz, thread xyz).
+extern "C" int emu_race_watch_get(unsigned long long* pcs, int* write_count, unsigned* where, int max) {
+    int n = emu::g_watch.n < max ? emu::g_watch.n : max;
+    for (int i = 0; i < n; ++i) {
+        const emu::WatchHit& h = emu::g_watch.hits[i];
+        pcs[i] = h.pc;
+        write_count[2 * i] = h.write;
+        write_count[2 * i + 1] = h.count;
+        std::memcpy(where + 12 * i, h.first, 6 * sizeof(unsigned));
+        std::memcpy(where + 12 * i + 6, h.last, 6 * sizeof(unsigned));
+    }
+    return n;
 }
 
 #define EMU_PC ((unsigned long long)__builtin_return_address(0))

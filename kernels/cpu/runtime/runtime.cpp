@@ -395,12 +395,16 @@ int barrier(int op, int pred, int line) {
     return L.bar_result;
 }
 
-void report_race(int kind, unsigned long long pc, unsigned long long pc2, const Thread* other, const char* what) {
+void report_race(int kind, unsigned long long pc, unsigned long long pc2, int other_thread, unsigned other_block,
+                 unsigned long long addr, const char* what) {
     emu_result* r = L.res;
     r->pc = pc;
     r->pc2 = pc2;
     r->race_kind = kind;
-    if (other) { r->thread2[0] = other->idx.x; r->thread2[1] = other->idx.y; r->thread2[2] = other->idx.z; }
+    r->addr = addr;
+    unsigned bx = g_blockDim.x, by = g_blockDim.y, gx = g_gridDim.x, gy = g_gridDim.y;
+    r->thread2[0] = other_thread % bx; r->thread2[1] = (other_thread / bx) % by; r->thread2[2] = other_thread / (bx * by);
+    r->block2[0] = other_block % gx; r->block2[1] = (other_block / gx) % gy; r->block2[2] = other_block / (gx * gy);
     fail(EMU_RACE, g_cur, 0, "%s", what);
 }
 
