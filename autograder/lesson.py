@@ -106,6 +106,11 @@ class Lesson:
         if sid:
             self._modules[sid] = mod
         print(f"✅ 编译成功（{self.backend}）")
+        warnings = list(getattr(mod, "compile_warnings", None) or [])
+        if warnings:   # e.g. an unused variable left from a half-finished edit
+            print("⚠️ 编译器警告：")
+            for line, sev, text in warnings[:6]:
+                print(f"  第 {line} 行 {sev}: {text}")
         return mod
 
     def _codes(self, item_or_kernels, ns) -> Dict[str, str]:

@@ -12,7 +12,7 @@ except Exception:  # pragma: no cover
     kerr = None
 
 _WHAT = {
-    "compile": ("编译失败", "检查语法、变量名和类型；下面是编译器指出的行。"),
+    "compile": ("编译失败", "检查上面编译器指出的行：语法、变量名和类型。"),
     "argument": ("启动参数与 kernel 形参不匹配", "检查参数个数、数组 dtype（float* 需要 float32）以及标量是否用 np.int32/np.float32 包装。"),
     "not_found": ("找不到 kernel 函数", "检查 get_function 的名字：模板 kernel 要写完整的实例名（如 layernorm_kernel<256>），并出现在 name_expressions 里；不要改动 kernel 的名字。"),
     "launch": ("启动配置非法", "检查 grid/block 大小（每个 block 至多 1024 个线程）和动态共享内存大小。"),
@@ -44,13 +44,16 @@ def _where(exc) -> str:
 def compiler_lines(exc, limit: int = 8) -> list:
     """The compiler's own lines for a CompileError (diagnostics first, else the log)."""
     out = []
-    for d in getattr(exc, "diagnostics", None) or []:
+    diags = list(getattr(exc, "diagnostics", None) or [])
+    # errors first: a warning is rarely why compilation failed
+    diags.sort(key=lambda d: 0 if isinstance(d, (tuple, list)) and len(d) == 3 and "error" in str(d[1]) else 1)
+    for d in diags:
         try:
             line, sev, text = d
         except (TypeError, ValueError):
             out.append(str(d))
             continue
-        out.append(f"  第 {line} 行 {sev}: {text}")
+        out.append(f"  第 {line} 行 {sev}: {text}" if line else f"  {sev}: {text}")
     if not out:
         log = getattr(exc, "log", "") or getattr(exc, "message", "") or str(exc)
         out = ["  " + ln for ln in str(log).splitlines() if ln.strip()]
@@ -74,6 +77,8 @@ def explain(exc: BaseException) -> str:
     lines = [head]
     if kind == "compile":
         lines += compiler_lines(exc)
+        if getattr(exc, "source_line", None):
+            lines.append(f"  出错的行 {exc.line}: {exc.source_line.strip()}")
     else:
         if getattr(exc, "source_line", None):
             lines.append(f"  {exc.line}: {exc.source_line.strip()}")
