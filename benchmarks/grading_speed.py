@@ -63,15 +63,20 @@ def main(argv=None) -> int:
         wall_par, res_par = _run(src, tmp / "par", args.workers)
     ok = all(r.status == "graded" and r.passed for r in res_seq.rows + res_par.rows + res1.rows)
     ratio = wall_par / wall_seq
+    g_seq, g_par = res_seq.phases["grading"], res_par.phases["grading"]
     rows = [
         ("one submission, 1 core (worker time)", 1, 1, per_sub, per_sub, "", "<= 15 s", per_sub <= 15),
         ("one submission, 1 core (whole batch)", 1, 1, wall1, wall1, "", "", None),
         (f"{args.n} submissions, sequential", args.n, 1, wall_seq, wall_seq / args.n, "1.00", "", None),
         (f"{args.n} submissions, {args.workers} workers", args.n, args.workers, wall_par, wall_par / args.n,
          f"{ratio:.2f}", "<= 0.60x", ratio <= 0.6),
+        (f"  grading phase only (no course setup)", args.n, args.workers, g_par, g_par / args.n,
+         f"{g_par / g_seq:.2f}", "", None),
     ]
     print(f"\nGrading speed, lesson {LESSON} (perfect example), {len(cpus)} CPUs visible, "
-          f"backend {os.environ.get('KERNELS_BACKEND', 'auto')}; all graded+passed: {ok}")
+          f"backend {os.environ.get('KERNELS_BACKEND', 'auto')}, load average {os.getloadavg()[0]:.1f}; "
+          f"all graded+passed: {ok}")
+    print(f"course setup (nbgrader generate_assignment + gradebook): {res_seq.phases['setup']:.1f} s per batch")
     head = f"{'run':<40}{'subs':>5}{'workers':>8}{'wall s':>9}{'s/sub':>8}{'vs seq':>8}  {'goal':<10}{'met':>5}"
     print(head + "\n" + "-" * len(head))
     for name, n, w, wall, per, rel, goal, met in rows:
