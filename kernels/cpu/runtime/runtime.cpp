@@ -177,7 +177,7 @@ inline void to_fiber(Thread* t) {
 #endif
 }
 
-int pick_next(int start);
+int pick_next(int start, bool restart);
 }  // namespace
 void race_flush() __attribute__((weak, visibility("hidden")));   // racecheck_shim.cpp, racecheck builds only
 namespace {
@@ -187,9 +187,10 @@ namespace {
 // finished, aborted or stalled block goes back to the scheduler.
 void yield_to_next(Thread* t, bool dying) {
     if (race_flush) race_flush();
-    int start = L.restart ? 0 : (L.pos + 1 == L.n ? 0 : L.pos + 1);
+    bool restart = L.restart;
+    int start = restart ? 0 : (L.pos + 1 == L.n ? 0 : L.pos + 1);
     L.restart = false;
-    int k = pick_next(start);
+    int k = pick_next(start, restart);
     if (k < 0) { to_scheduler(t, dying); return; }
     Thread* nt = &L.threads[L.order[k]];
     L.pos = k;
@@ -493,12 +494,13 @@ void diagnose_stall() {
     }
 }
 
-int pick_next(int start) {
+int pick_next(int start, bool restart) {
     const int n = L.n;
     std::vector<Thread>& T = L.threads;
     const int* order = L.order.data();
     if (L.cfg->policy & EMU_POLICY_GREEDY) {
-        int prev = order[(start + n - 1) % n];
+        // stay in the running warp; after a barrier, start over with the first warp in order
+        int prev = restart ? order[0] : order[(start + n - 1) % n];
         int warp = T[prev].warp;
         for (int i = 0; i < n; ++i) {
             int p = (start + i) % n;
