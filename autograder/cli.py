@@ -92,6 +92,9 @@ def cmd_check(a) -> int:
     except (RubricError, FileNotFoundError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
+    except ValueError as exc:          # not a notebook (nbformat's NotJSONError is a ValueError)
+        print(f"autograder: {a.notebook}: 不是有效的笔记本文件（{type(exc).__name__}: {str(exc)[:200]}）", file=sys.stderr)
+        return 2
     if a.json:
         print(json.dumps(_summary(result), ensure_ascii=False, indent=1))
     else:
