@@ -66,7 +66,9 @@ def test_csv_gradebook(batch_env):
 def test_hanging_and_crashing_submissions_are_isolated(batch_env):
     rows = _csv(batch_env["result"].csv_path)
     assert rows["crash"]["status"] == "crashed" and "Kernel died" in rows["crash"]["reason"]
-    assert rows["hang"]["status"] == "timeout" and "单元格" in rows["hang"]["reason"]  # ignores SIGINT
+    # Ignores SIGINT: nbclient gives up on the cell, or (under load) the wall-clock limit kills it first.
+    assert rows["hang"]["status"] == "timeout"
+    assert "单元格" in rows["hang"]["reason"] or "超过时间限制" in rows["hang"]["reason"]
     assert rows["sleepy"]["status"] == "timeout" and "已被中断" in rows["sleepy"]["reason"]
     assert rows["slow"]["status"] == "timeout" and "超过时间限制" in rows["slow"]["reason"]  # killed
     for s in ("crash", "hang", "sleepy", "slow"):
@@ -142,9 +144,11 @@ def test_bundled_examples_are_up_to_date():
 
 
 @pytest.mark.skipif(not HAVE_LESSON5, reason="lesson 5 solution / examples not present")
-def test_bundled_examples_grade_as_expected(tmp_path):
+def test_bundled_examples_grade_as_expected(tmp_path, monkeypatch):
     """examples/expected.json: perfect 10/10 pass, wrong formula, removed fmaxf (veto), term-only answers."""
     import json
+
+    monkeypatch.delenv("AUTOGRADER_RUBRIC", raising=False)  # the repository's rubric, not the fixture's
 
     from autograder import batch, demo
 
