@@ -70,6 +70,25 @@ extern "C" __global__ void hist(const int* v, int* out, float* fout) {
     np.testing.assert_allclose(fout, 0.1 * np.bincount(v, minlength=8), rtol=1e-5)
 
 
+def test_racecheck_neighbouring_halves_and_bytes_do_not_conflict(cpu):
+    src = r'''
+#include <cuda_fp16.h>
+extern "C" __global__ void narrow(const float* x, __half* h, unsigned char* c) {
+    __shared__ __half s[64];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = __float2half(x[i]);
+    __syncthreads();
+    h[i] = s[threadIdx.x ^ 1];
+    c[i] = (unsigned char)i;
+}'''
+    x = np.arange(128, dtype=np.float32)
+    h, c = np.zeros(128, np.float16), np.zeros(128, np.uint8)
+    with kernels.check("racecheck"):
+        launch(src, "narrow", (2,), (64,), [x, h, c])
+    np.testing.assert_array_equal(h, x[np.arange(128) ^ 1].astype(np.float16))
+    np.testing.assert_array_equal(c, np.arange(128, dtype=np.uint8))
+
+
 def test_racecheck_global_output_race(cpu):
     src = r'''
 extern "C" __global__ void last_writer(int* out) {

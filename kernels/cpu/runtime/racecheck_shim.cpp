@@ -26,6 +26,7 @@ struct Shadow {
     unsigned w_block, r_block;             // linear block index of the access
     int w_thread, r_thread;                // linear thread index in its block
     unsigned w_wgen, r_wgen;
+    unsigned char w_bytes, r_bytes;        // which bytes of the word the access touched
 };
 
 // Static __shared__ variables (registered once per library), dynamic shared
@@ -57,8 +58,9 @@ inline unsigned block_linear() {
 // Do an earlier access (epoch, block, thread, warp generation) and the current one conflict?
 // Shared memory: same barrier interval, different threads, not ordered by a warp op of their warp.
 // Global memory: additionally any access from another block of this launch (blocks never synchronise).
-inline bool conflicts(unsigned long long epoch, unsigned block, int other, unsigned wgen, bool global) {
-    if (epoch == 0) return false;
+inline bool conflicts(unsigned long long epoch, unsigned block, int other, unsigned wgen, bool global,
+                      unsigned char bytes, unsigned char mine) {
+    if (epoch == 0 || !(bytes & mine)) return false;   // neighbouring halves/bytes do not conflict
     if (global && block != block_linear()) return true;
     if (epoch != g_epoch) return false;
     Thread* t = g_cur;
@@ -122,11 +124,13 @@ inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) 
         bool global;
         Shadow* s = shadow_for(w, &global);
         if (!s) return;
+        const uintptr_t lo = a > w ? a : w, hi = (a + n) < (w + 4) ? (a + n) : (w + 4);
+        const unsigned char mine = (unsigned char)(((1u << (hi - lo)) - 1u) << (lo - w));
         const unsigned long long ep = g_epoch;
         const int me = g_cur->linear;
         const unsigned blk = block_linear();
         const unsigned wg = g_warp_gen[g_cur->warp];
-        if (conflicts(s->w_epoch, s->w_block, s->w_thread, s->w_wgen, global)) {
+        if (conflicts(s->w_epoch, s->w_block, s->w_thread, s->w_wgen, global, s->w_bytes, mine)) {
             if (!write) hazard(1, pc, s->w_pc, s->w_thread, s->w_block, w, global);
             if (!g_waw.armed) {
                 g_waw = {true, global, w, 0, pc, s->w_pc, s->w_thread, s->w_block};
@@ -134,11 +138,15 @@ inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) 
             }
         }
         if (write) {
-            if (conflicts(s->r_epoch, s->r_block, s->r_thread, s->r_wgen, global))
+            if (conflicts(s->r_epoch, s->r_block, s->r_thread, s->r_wgen, global, s->r_bytes, mine))
                 hazard(2, pc, s->r_pc, s->r_thread, s->r_block, w, global);
+            const bool same = s->w_epoch == ep && s->w_block == blk && s->w_thread == me;
+            s->w_bytes = same ? (unsigned char)(s->w_bytes | mine) : mine;
             s->w_epoch = ep; s->w_block = blk; s->w_pc = pc; s->w_thread = me; s->w_wgen = wg;
-        } else if (!conflicts(s->r_epoch, s->r_block, s->r_thread, s->r_wgen, global)) {
+        } else if (!conflicts(s->r_epoch, s->r_block, s->r_thread, s->r_wgen, global, s->r_bytes, 0xf)) {
             // keep the earliest unordered reader: a later write must be checked against it
+            const bool same = s->r_epoch == ep && s->r_block == blk && s->r_thread == me;
+            s->r_bytes = same ? (unsigned char)(s->r_bytes | mine) : mine;
             s->r_epoch = ep; s->r_block = blk; s->r_pc = pc; s->r_thread = me; s->r_wgen = wg;
         }
     }
@@ -209,3 +217,28 @@ extern "C" void __tsan_func_entry(void*) {}
 extern "C" void __tsan_func_exit() {}
 extern "C" void __tsan_vptr_update(void**, void*) {}
 extern "C" void __tsan_vptr_read(void**) {}
+
+// Atomic operations the instrumented code may call (static-init guards, std::atomic):
+// performed directly and never recorded as races, like CUDA atomics.
+#define EMU_TSAN_ATOMIC(N, T)                                                                              \
+    extern "C" T __tsan_atomic##N##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
+    extern "C" void __tsan_atomic##N##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); } \
+    extern "C" T __tsan_atomic##N##_exchange(volatile T* a, T v, int) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); } \
+    extern "C" T __tsan_atomic##N##_fetch_add(volatile T* a, T v, int) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
+    extern "C" T __tsan_atomic##N##_fetch_sub(volatile T* a, T v, int) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
+    extern "C" T __tsan_atomic##N##_fetch_and(volatile T* a, T v, int) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
+    extern "C" T __tsan_atomic##N##_fetch_or(volatile T* a, T v, int) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); } \
+    extern "C" T __tsan_atomic##N##_fetch_xor(volatile T* a, T v, int) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
+    extern "C" T __tsan_atomic##N##_fetch_nand(volatile T* a, T v, int) { return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST); } \
+    extern "C" int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {       \
+        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); }        \
+    extern "C" int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {         \
+        return __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); }         \
+    extern "C" T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int, int) {             \
+        __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); return c; }
+EMU_TSAN_ATOMIC(8, unsigned char)
+EMU_TSAN_ATOMIC(16, unsigned short)
+EMU_TSAN_ATOMIC(32, unsigned int)
+EMU_TSAN_ATOMIC(64, unsigned long long)
+extern "C" void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+extern "C" void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
