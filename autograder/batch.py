@@ -410,6 +410,7 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=2, help="parallel grading processes (default 2)")
     p.add_argument("--seed", type=int, default=None, help="one seed for every student (default: fresh per student)")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per submission (default: rubric settings)")
+    p.add_argument("--solution", default=None, help="solution notebook (default: solutions/<lesson notebook>)")
     p.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--formgrader", action="store_true",
@@ -417,7 +418,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     result = grade_batch(args.source, args.lesson, args.out, workers=args.workers, seed=args.seed,
                          time_limit_s=args.time_limit, feedback=not args.no_feedback,
-                         progress=not args.no_progress)
+                         progress=not args.no_progress, solution=args.solution)
     if args.formgrader:
         prepare_environment()
         os.chdir(result.course_dir)
