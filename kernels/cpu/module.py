@@ -31,7 +31,7 @@ RACE_POLICIES = (0, EMU_POLICY_REVERSE | EMU_POLICY_GREEDY, EMU_POLICY_GREEDY)
 GLOBAL_SHADOW_LIMIT_BYTES = 16 << 20
 
 (EMU_OK, EMU_DEADLOCK, EMU_SHUFFLE_MASK, EMU_TIMEOUT, EMU_FAULT, EMU_ASSERT, EMU_LAUNCH, EMU_ARITH,
- EMU_TRAP, EMU_RACE) = range(10)
+ EMU_TRAP, EMU_RACE, EMU_INTERRUPTED) = range(11)
 
 
 class LaunchCfg(ctypes.Structure):
@@ -274,6 +274,8 @@ class CpuFunction:
                         _set_globals(lib, [])
                 else:
                     res, _ = self._launch_native(alt, other)
+            if res.code == EMU_INTERRUPTED:
+                raise KeyboardInterrupt(f"kernel {self.name} interrupted")
             if res.code == EMU_RACE:
                 raise self._race_error(res, [(j, other[j]) for j in arrays])
             if res.code != EMU_OK:
@@ -372,7 +374,9 @@ class CpuFunction:
             return lines[line - 1]
         return None
 
-    def _error(self, res: LaunchResult, lib_path: Optional[Path]) -> errors.KernelError:
+    def _error(self, res: LaunchResult, lib_path: Optional[Path]) -> Exception:
+        if res.code == EMU_INTERRUPTED:
+            return KeyboardInterrupt(f"kernel {self.name} interrupted")
         line = res.line or None
         if not line and res.pc and lib_path is not None:
             base = load_base(str(lib_path))

@@ -387,6 +387,31 @@ extern "C" __global__ void spin(volatile int* flag) {
     assert ei.value.line == line_of(src, "while (flag[0] == 0)") and ei.value.thread == (0, 0, 0)
 
 
+def test_ctrl_c_interrupts_a_running_kernel(tmp_path):
+    """SIGINT (Ctrl-C, Jupyter's interrupt) stops the launch with KeyboardInterrupt; Python goes on."""
+    script = textwrap.dedent('''
+        import os, signal, threading, numpy as np
+        from kernels.cpu import CpuModule
+        f = CpuModule('extern "C" __global__ void k(int* x) { while (true) {} }', (), ["k"]).get_function("k")
+        threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            f.launch((1, 1, 1), (32, 1, 1), [np.zeros(1, np.int32)])
+            print("not interrupted")
+        except KeyboardInterrupt:
+            print("interrupted")
+        g = CpuModule('extern "C" __global__ void g(int* x) { x[threadIdx.x] = 1; }', (), ["g"]).get_function("g")
+        x = np.zeros(4, np.int32)
+        g.launch((1, 1, 1), (4, 1, 1), [x])
+        print("after", int(x.sum()))
+    ''')
+    env = dict(os.environ, KERNELS_TIMEOUT="60")
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["interrupted", "after", "4"]
+
+
 def test_while_true_times_out(cpu, monkeypatch):
     monkeypatch.setenv("KERNELS_TIMEOUT", "0.3")
     src = r'''

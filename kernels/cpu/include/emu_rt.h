@@ -30,6 +30,7 @@ enum {
     EMU_LAUNCH = 6,
     EMU_ARITH = 7,            // SIGFPE (integer division by zero)
     EMU_TRAP = 8,
+    EMU_INTERRUPTED = 10,     // SIGINT during the launch (Python raises KeyboardInterrupt)
     EMU_RACE = 9,             // racecheck build: shared-memory hazard (pc = access, pc2 = earlier one)
 };
 

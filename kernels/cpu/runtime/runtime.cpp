@@ -592,11 +592,28 @@ unsigned long long context_pc(void* uc) {
 #endif
 }
 
+// SIGINT (Ctrl-C, Jupyter's "interrupt kernel") stops a running launch too.
+const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGINT, EMU_TIMEOUT_SIGNAL};
+const int kNumSignals = sizeof kSignals / sizeof kSignals[0];
+struct sigaction g_old_sa[kNumSignals];
+
+// A signal that is not about the running launch goes to whoever handled it before.
+void chain(int sig, siginfo_t* si, void* uc) {
+    for (int i = 0; i < kNumSignals; ++i) {
+        if (kSignals[i] != sig) continue;
+        const struct sigaction& old = g_old_sa[i];
+        if (old.sa_flags & SA_SIGINFO) { if (old.sa_sigaction) old.sa_sigaction(sig, si, uc); return; }
+        if (old.sa_handler == SIG_IGN) return;
+        if (old.sa_handler == SIG_DFL) { sigaction(sig, &old, nullptr); raise(sig); return; }
+        old.sa_handler(sig);
+        return;
+    }
+}
+
 void on_signal(int sig, siginfo_t* si, void* uc) {
-    if (!g_armed) {
+    if (!g_armed || !pthread_equal(pthread_self(), g_launcher)) {
         if (sig == EMU_TIMEOUT_SIGNAL) return;   // stale watchdog signal after the launch ended
-        signal(sig, SIG_DFL);                    // not ours: crash as usual
-        raise(sig);
+        chain(sig, si, uc);
         return;
     }
     g_sig_no = sig;
@@ -606,12 +623,9 @@ void on_signal(int sig, siginfo_t* si, void* uc) {
     siglongjmp(g_jmp, 1);
 }
 
-const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, EMU_TIMEOUT_SIGNAL};
-const int kNumSignals = sizeof kSignals / sizeof kSignals[0];
-
 bool handled_here(int sig) {
 #ifdef EMU_ASAN
-    return sig == EMU_TIMEOUT_SIGNAL || sig == SIGFPE;  // ASan reports memory faults itself
+    return sig == EMU_TIMEOUT_SIGNAL || sig == SIGFPE || sig == SIGINT;  // ASan reports memory faults itself
 #else
     (void)sig;
     return true;
@@ -676,7 +690,8 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
     stack_t ss = {}, old_ss;
     ss.ss_sp = altstack; ss.ss_size = sizeof altstack;
     sigaltstack(&ss, &old_ss);
-    struct sigaction sa = {}, old_sa[kNumSignals];
+    struct sigaction sa = {};
+    struct sigaction* old_sa = g_old_sa;
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
@@ -719,6 +734,9 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
         if (g_sig_no == EMU_TIMEOUT_SIGNAL) {
             res->code = EMU_TIMEOUT;
             snprintf(res->message, sizeof res->message, "kernel did not finish within %g s", cfg->timeout_s);
+        } else if (g_sig_no == SIGINT) {
+            res->code = EMU_INTERRUPTED;
+            snprintf(res->message, sizeof res->message, "launch interrupted (SIGINT)");
         } else if (g_sig_no == SIGFPE) {
             res->code = EMU_ARITH;
             snprintf(res->message, sizeof res->message, "arithmetic exception (integer division by zero?)");
