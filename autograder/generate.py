@@ -157,10 +157,12 @@ def generate_all(root, lessons=None, check: bool = False) -> GenerateReport:
     root = Path(root).resolve()
     report = GenerateReport()
     out_dir = root / "lessons"
-    for solution in solution_notebooks(root, lessons):
-        with tempfile.TemporaryDirectory(prefix="autograder-generate-") as tmp:
-            released = build_course(Path(tmp), solution)
-            lesson_nb = nbformat.read(released, as_version=4)
+    # One throw-away course for all lessons: nbgrader creates its gradebook once
+    # (shelling out to alembic), each lesson is its own assignment in it.
+    with tempfile.TemporaryDirectory(prefix="autograder-generate-") as tmp:
+        released = {s: nbformat.read(build_course(Path(tmp), s), as_version=4)
+                    for s in solution_notebooks(root, lessons)}
+    for solution, lesson_nb in released.items():
         text = normalise(lesson_nb)
         leaks = find_leaks(nbformat.read(solution, as_version=4), nbformat.reads(text, as_version=4))
         if leaks:
