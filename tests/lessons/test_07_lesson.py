@@ -97,3 +97,15 @@ def test_released_notebook_runs_and_scores_zero_for_code(tmp_path):
     assert pts["code_normal"] == 0 and pts["code_boundary"] == 0, res.items
     assert res.score == 0 and not res.passed
     assert not [v for v in res.vetoes if v["id"] in ("template_edit", "assert_removed", "tolerance_loosened")], res.vetoes
+
+
+@pytest.mark.gpu
+def test_families_and_notebook_on_gpu(monkeypatch):
+    # same families and the whole notebook (including the GPU-only cells) on the cupy backend
+    monkeypatch.setenv("KERNELS_BACKEND", "cupy")
+    for item in ("code_normal", "code_boundary"):
+        fams = _families(item)
+        assert fams and all(fams.values()), (item, fams)
+    res = check.grade_notebook(SOLUTION, LESSON, seed=7)
+    assert res.backend == "cupy" and not res.errors, res.errors
+    assert res.score == 10 and res.passed, res.items

@@ -85,3 +85,15 @@ def test_released_notebook_runs_and_scores_zero_for_code(tmp_path):
 def test_released_notebook_leaks_no_answer():
     # the row mapping is a helper shared by v3/v4/v6, so the answer is not visible in v4/v6
     assert generate.find_leaks(nbio.read(SOLUTION), generate.student_notebook(SOLUTION)) == []
+
+
+@pytest.mark.gpu
+def test_families_and_notebook_on_gpu(monkeypatch):
+    # same families and the whole notebook (including the GPU-only cells) on the cupy backend
+    monkeypatch.setenv("KERNELS_BACKEND", "cupy")
+    for item in ("code_normal", "code_boundary"):
+        fams = _families(item)
+        assert fams and all(fams.values()), (item, fams)
+    res = check.grade_notebook(SOLUTION, LESSON, seed=7)
+    assert res.backend == "cupy" and not res.errors, res.errors
+    assert res.score == 10 and res.passed, res.items
