@@ -127,3 +127,33 @@ def test_instructor_override_survives_regrade(batch_env):
     with Gradebook(db) as gb:
         g = gb.find_grade("q1", "99_fixture", "99_fixture", "bob")
         assert g.manual_score == 2.0 and g.auto_score == 1 and g.score == 2.0
+
+
+# ----------------------------------------------------------------------------- bundled lesson-5 examples
+
+REPO = Path(__file__).resolve().parents[2]
+HAVE_LESSON5 = (REPO / "solutions" / "05_layernorm.ipynb").exists() and (REPO / "examples" / "submissions").is_dir()
+
+
+@pytest.mark.skipif(not HAVE_LESSON5, reason="lesson 5 solution / examples not present")
+def test_bundled_examples_are_up_to_date():
+    sys.path.insert(0, str(REPO / "examples"))
+    import build_examples
+
+    assert build_examples.main(["--check"]) == 0, "run: python examples/build_examples.py"
+
+
+@pytest.mark.skipif(not HAVE_LESSON5, reason="lesson 5 solution / examples not present")
+def test_bundled_examples_grade_as_expected(tmp_path, monkeypatch):
+    """examples/expected.json: perfect 10/10 pass, wrong formula, removed fmaxf (veto), term-only answers."""
+    import json
+
+    monkeypatch.delenv("AUTOGRADER_RUBRIC", raising=False)  # the repository's rubric, not the fixture's
+
+    from autograder import batch, demo
+
+    result = batch.grade_batch(REPO / "examples" / "submissions", "05_layernorm", tmp_path, workers=2, seed=1234,
+                               feedback=False, progress=False, show=False)
+    expected = json.loads((REPO / "examples" / "expected.json").read_text(encoding="utf-8"))
+    assert demo.compare_expected(result, expected) == []
+    assert [r.seed for r in result.rows] == [1234] * 4
