@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import feedback as feedback_pages
-from .generate import build_course
+from .generate import GenerationError, build_course
 from .gradebook import StudentRow, apply_overrides, print_table, write_csv
 from .nbgrader_ext import prepare_environment, write_course_config
 
@@ -317,7 +317,22 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
     phases = {}
     tick = time.monotonic()
     write_course_config(course, cell_timeout_s)
-    build_course(course, solution, lesson_id, cell_timeout_s=cell_timeout_s)
+    try:
+        build_course(course, solution, lesson_id, cell_timeout_s=cell_timeout_s)
+    except GenerationError as exc:
+        # nbgrader cannot change an assignment's cells once it has submissions.  Our
+        # own course dir is rebuilt from the submissions folder; the old one is kept
+        # aside (instructor overrides in it stay readable).  An instructor's course
+        # dir is never moved.
+        if course == source or "there are submissions" not in str(exc):
+            raise
+        backup = course.with_name(f"{course.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
+        course.rename(backup)
+        print(f"solutions/{notebook}.ipynb 的单元格已变化，nbgrader 无法在已有提交上更新作业；"
+              f"旧的课程目录移到 {backup}，重新建立。", file=sys.stderr)
+        course.mkdir(parents=True)
+        write_course_config(course, cell_timeout_s)
+        build_course(course, solution, lesson_id, cell_timeout_s=cell_timeout_s)
     if course != source:
         for sub in subs:
             dest = course / "submitted" / sub.student / lesson_id

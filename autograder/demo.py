@@ -1,6 +1,7 @@
 """``autograder demo``: the course's main job, end to end on lesson 5.
 
-1. build the student notebooks (solutions/ -> lessons/ through nbgrader);
+1. build the student notebooks (solutions/ -> lessons/ through nbgrader), and
+   rebuild examples/submissions if solutions/05 changed since;
 2. grade the bundled example submissions (examples/submissions/) in a batch
    (nbgrader autograde + rubric, 2 worker processes);
 3. print the gradebook and compare it with examples/expected.json.
@@ -34,6 +35,20 @@ def compare_expected(result, expected: dict) -> list[str]:
     return problems
 
 
+def _refresh_examples(root: Path) -> None:
+    """Rebuild examples/submissions when solutions/05 changed since they were built
+    (they are derived from it, like lessons/; a stale copy would not match the
+    gradebook's cells)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_examples", root / "examples" / "build_examples.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if module.main(["--check"]) != 0:
+        print("    examples/submissions 已过期，按当前 solutions/ 重新生成")
+        module.main([])
+
+
 def run_demo(root=None, out_dir=None, workers: int = 2, seed: int | None = None, progress: bool = True):
     """Build lessons/, grade examples/submissions for lesson 5, print the gradebook.
     Returns (BatchResult, list of differences from examples/expected.json)."""
@@ -46,6 +61,7 @@ def run_demo(root=None, out_dir=None, workers: int = 2, seed: int | None = None,
     report = generate_all(root)
     for p in report.written + report.unchanged:
         print(f"    {p.relative_to(root)}")
+    _refresh_examples(root)
     print(f"2/3 批量评分 examples/submissions（{workers} 个进程）")
     result = grade_batch(root / "examples" / "submissions", LESSON, out_dir, workers=workers, seed=seed,
                          progress=progress, root=root)

@@ -129,6 +129,33 @@ def test_instructor_override_survives_regrade(batch_env):
         assert g.manual_score == 2.0 and g.auto_score == 1 and g.score == 2.0
 
 
+
+def test_changed_lesson_rebuilds_our_course_dir(batch_env, tmp_path):
+    """nbgrader refuses to change an assignment's cells once it has submissions; a
+    batch over a submissions folder then starts a fresh course dir (old one kept)."""
+    import nbformat
+    from nbformat.v4 import new_markdown_cell
+
+    batch = batch_env["batch"]
+    solution = tmp_path / "99_fixture.ipynb"
+    shutil.copyfile(batch_env["root"] / "solutions" / "99_fixture.ipynb", solution)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copyfile(batch_env["root"] / "lessons" / "99_fixture.ipynb", subs / "carol.ipynb")
+    out = tmp_path / "out"
+    kw = dict(workers=1, seed=1, time_limit_s=5, feedback=False, progress=False, show=False)
+    batch.grade_batch(subs, "99_fixture", out, solution=solution, **kw)
+    nb = nbformat.read(str(solution), as_version=4)
+    nb.cells.insert(1, new_markdown_cell("新增的说明"))
+    nb.cells[1].metadata["nbgrader"] = {"grade": False, "grade_id": "new_note", "locked": True,
+                                        "schema_version": 3, "solution": False, "task": False}
+    nbformat.write(nb, str(solution))
+    again = batch.grade_batch(subs, "99_fixture", out, solution=solution, **kw)
+    assert [p.name.startswith("course.old-") for p in out.iterdir() if p.name.startswith("course.")] == [True]
+    assert again.rows[0].status == "graded" and again.rows[0].total == 0  # the unfilled lesson as submitted
+    assert (again.course_dir / "gradebook.db").exists()
+
+
 # ----------------------------------------------------------------------------- bundled lesson-5 examples
 
 REPO = Path(__file__).resolve().parents[2]
