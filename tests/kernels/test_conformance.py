@@ -223,6 +223,34 @@ extern "C" __global__ void votes(const int* p, unsigned* ballot, int* any_, int*
     assert list(out[2]) == [1, 0, 1] and list(out[3]) == [0, 0, 1]
 
 
+def test_warp_reduce_and_match_intrinsics(run):
+    src = r'''
+extern "C" __global__ void red(const int* v, int* o) {
+    int x = v[threadIdx.x];
+    int* r = o + 8 * threadIdx.x;
+    r[0] = __reduce_add_sync(0xffffffff, x);
+    r[1] = __reduce_min_sync(0xffffffff, x);
+    r[2] = __reduce_max_sync(0xffffffff, x);
+    r[3] = (int)__reduce_max_sync(0xffffffff, (unsigned)x);
+    if (threadIdx.x < 16) r[4] = (int)__reduce_or_sync(0x0000ffff, (unsigned)x & 0xff);
+    r[5] = (int)__match_any_sync(0xffffffff, x % 3);
+    int pred = -1;
+    r[6] = (int)__match_all_sync(0xffffffff, x / 1000, &pred);
+    r[7] = pred;
+}'''
+    v = rng.integers(-500, 500, 32).astype(np.int32)
+    out = run(src, "red", (1,), (32,), [v, np.zeros(32 * 8, np.int32)])[1].reshape(32, 8)
+    assert (out[:, 0] == v.sum()).all() and (out[:, 1] == v.min()).all() and (out[:, 2] == v.max()).all()
+    assert (out[:, 3] == np.array([v.view(np.uint32).max()], np.uint32).view(np.int32)[0]).all()
+    lo = np.bitwise_or.reduce(v[:16].view(np.uint32) & 0xFF)
+    assert (out[:16, 4] == lo).all()
+    rem = np.fmod(v, 3)                    # C's % truncates toward zero
+    for i in range(32):
+        same = sum(1 << j for j in range(32) if rem[j] == rem[i])
+        assert np.uint32(out[i, 5]) == np.uint32(same)
+    assert (out[:, 6] == -1).all() and (out[:, 7] == 1).all()        # |x| < 1000: x / 1000 == 0 for all
+
+
 def test_syncwarp_half_warp_mask(run):
     src = r'''
 extern "C" __global__ void halves(int* out) {

@@ -283,6 +283,27 @@ __forceinline__ int __any_sync(unsigned mask, int p, int line = __builtin_LINE()
 __forceinline__ int __all_sync(unsigned mask, int p, int line = __builtin_LINE()) {
     return (int)::emu::warp_op(::emu::OP_ALL, mask, p != 0, 0, 32, line);
 }
+#define EMU_WARP_REDUCE(name, T, OP) \
+    __forceinline__ T name(unsigned mask, T v, int line = __builtin_LINE()) { \
+        return (T)::emu::warp_op(::emu::OP, mask, (unsigned)v, 0, 32, line); }
+EMU_WARP_REDUCE(__reduce_add_sync, unsigned, OP_RED_ADD)
+EMU_WARP_REDUCE(__reduce_add_sync, int, OP_RED_ADD)
+EMU_WARP_REDUCE(__reduce_min_sync, unsigned, OP_RED_MIN_U)
+EMU_WARP_REDUCE(__reduce_min_sync, int, OP_RED_MIN_S)
+EMU_WARP_REDUCE(__reduce_max_sync, unsigned, OP_RED_MAX_U)
+EMU_WARP_REDUCE(__reduce_max_sync, int, OP_RED_MAX_S)
+EMU_WARP_REDUCE(__reduce_and_sync, unsigned, OP_RED_AND)
+EMU_WARP_REDUCE(__reduce_or_sync, unsigned, OP_RED_OR)
+EMU_WARP_REDUCE(__reduce_xor_sync, unsigned, OP_RED_XOR)
+#undef EMU_WARP_REDUCE
+template <class T> __forceinline__ unsigned __match_any_sync(unsigned mask, T v, int line = __builtin_LINE()) {
+    return (unsigned)::emu::warp_op(::emu::OP_MATCH_ANY, mask, ::emu::to_bits(v), 0, 32, line);
+}
+template <class T> __forceinline__ unsigned __match_all_sync(unsigned mask, T v, int* pred, int line = __builtin_LINE()) {
+    unsigned r = (unsigned)::emu::warp_op(::emu::OP_MATCH_ALL, mask, ::emu::to_bits(v), 0, 32, line);
+    *pred = r != 0;
+    return r;
+}
 __forceinline__ unsigned __activemask() { return ::emu::activemask(); }
 __forceinline__ unsigned __lanemask_lt() { return (1u << (::emu::g_cur->lane)) - 1u; }
 

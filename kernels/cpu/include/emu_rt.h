@@ -91,7 +91,9 @@ extern unsigned g_warp_gen[32] __attribute__((visibility("hidden")));
 extern volatile int g_in_atomic __attribute__((visibility("hidden")));
 
 enum WarpOp { OP_SYNC = 0, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR,
-              OP_BALLOT, OP_ANY, OP_ALL };
+              OP_BALLOT, OP_ANY, OP_ALL,
+              OP_RED_ADD, OP_RED_MIN_U, OP_RED_MAX_U, OP_RED_MIN_S, OP_RED_MAX_S,
+              OP_RED_AND, OP_RED_OR, OP_RED_XOR, OP_MATCH_ANY, OP_MATCH_ALL };
 enum BarrierOp { BAR_SYNC = 0, BAR_COUNT, BAR_AND, BAR_OR };
 
 __attribute__((visibility("hidden")))

@@ -238,6 +238,14 @@ const char* op_name(int op) {
     case OP_BALLOT: return "__ballot_sync";
     case OP_ANY: return "__any_sync";
     case OP_ALL: return "__all_sync";
+    case OP_RED_ADD: return "__reduce_add_sync";
+    case OP_RED_MIN_U: case OP_RED_MIN_S: return "__reduce_min_sync";
+    case OP_RED_MAX_U: case OP_RED_MAX_S: return "__reduce_max_sync";
+    case OP_RED_AND: return "__reduce_and_sync";
+    case OP_RED_OR: return "__reduce_or_sync";
+    case OP_RED_XOR: return "__reduce_xor_sync";
+    case OP_MATCH_ANY: return "__match_any_sync";
+    case OP_MATCH_ALL: return "__match_all_sync";
     }
     return "warp op";
 }
@@ -293,10 +301,43 @@ bool try_complete(Warp& w, Thread* t) {
             int l = __builtin_ctz(m);
             if (base[l].pred) ballot |= 1ull << l;
         }
+    unsigned long long reduced = 0;
+    if (t->op >= OP_RED_ADD && t->op <= OP_RED_XOR) {
+        bool first = true;
+        for (unsigned m = mask; m; m &= m - 1) {
+            unsigned v = (unsigned)base[__builtin_ctz(m)].val;
+            unsigned r = (unsigned)reduced;
+            switch (t->op) {
+            case OP_RED_ADD: r += v; break;
+            case OP_RED_MIN_U: r = first || v < r ? v : r; break;
+            case OP_RED_MAX_U: r = first || v > r ? v : r; break;
+            case OP_RED_MIN_S: r = first || (int)v < (int)r ? v : r; break;
+            case OP_RED_MAX_S: r = first || (int)v > (int)r ? v : r; break;
+            case OP_RED_AND: r = first ? v : (r & v); break;
+            case OP_RED_OR: r |= v; break;
+            case OP_RED_XOR: r ^= v; break;
+            }
+            reduced = r;
+            first = false;
+        }
+    }
     for (unsigned m = mask; m; m &= m - 1) {
         int l = __builtin_ctz(m);
         Thread& o = base[l];
         switch (o.op) {
+        case OP_RED_ADD: case OP_RED_MIN_U: case OP_RED_MAX_U: case OP_RED_MIN_S: case OP_RED_MAX_S:
+        case OP_RED_AND: case OP_RED_OR: case OP_RED_XOR:
+            o.result = reduced;
+            break;
+        case OP_MATCH_ANY: case OP_MATCH_ALL: {
+            unsigned same = 0;
+            for (unsigned m2 = mask; m2; m2 &= m2 - 1) {
+                int l2 = __builtin_ctz(m2);
+                if (base[l2].val == o.val) same |= 1u << l2;
+            }
+            o.result = o.op == OP_MATCH_ANY ? same : (same == mask ? mask : 0);
+            break;
+        }
         case OP_SHFL_IDX: case OP_SHFL_UP: case OP_SHFL_DOWN: case OP_SHFL_XOR:
             // Reading a lane outside the mask is undefined on the GPU; return own value.
             o.result = ((mask >> o.src) & 1) ? base[o.src].val : o.val;
