@@ -1,7 +1,9 @@
 """Choose a launch shape for the reference LayerNorm / RMSNorm / softmax kernels and launch them.
 
-The kernels live beside this file (layernorm.cu, rmsnorm.cu, softmax.cu). Which template instance runs
-depends on the row length N and the dtype, the way fast norm/softmax libraries dispatch:
+The kernels live beside this file (layernorm.cu, rmsnorm.cu, softmax.cu); their shared helpers live once in
+common.cuh, and ``source(op)`` joins common.cuh + <op>.cu into the program every RawModule compiles.
+Which template instance runs depends on the row length N and the dtype, the way fast norm/softmax
+libraries dispatch:
 
 * ``cached``  N <= 1024: one warp (or 16 / 8 lanes) per row, several rows per 128-thread block; longer
   rows: one block per row. The row
@@ -38,6 +40,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 KERNEL_DIR = Path(__file__).resolve().parent
+_SOURCE_DIR_NAME = KERNEL_DIR.relative_to(KERNEL_DIR.parents[1]).as_posix()  # "solutions/kernels"
+COMMON = "common.cuh"        # helpers every op's program starts with (see source())
 OPS = ("layernorm", "rmsnorm", "softmax")
 KINDS = ("cached", "cluster", "stream")
 OPTIONS = ("-std=c++17",)
@@ -60,11 +64,28 @@ CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
 
 
-def source(op: str) -> str:
-    """CUDA source of one op (self-contained, no includes)."""
+def source_files(op: str) -> tuple[Path, Path]:
+    """The files one op's program is built from, in order: the shared helpers, then the op."""
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}; expected one of {OPS}")
-    return (KERNEL_DIR / f"{op}.cu").read_text(encoding="utf-8")
+    return KERNEL_DIR / COMMON, KERNEL_DIR / f"{op}.cu"
+
+
+def source(op: str) -> str:
+    """CUDA source of one op: common.cuh then <op>.cu as one self-contained program (no #include).
+
+    Each part starts with a ``#line 1 "solutions/kernels/<file>"`` directive, so compiler diagnostics
+    (NVRTC, cupy, the CPU emulator's g++) name the file and line to edit. Joining the text here rather
+    than #including the header works identically on cupy.RawModule, kernels.RawModule (GPU or CPU
+    emulator) and plain NVRTC, needs no include path, and every compile cache keys on the whole text.
+    """
+    parts = []
+    for path in source_files(op):
+        text = path.read_text(encoding="utf-8")
+        parts.append(f'#line 1 "{_SOURCE_DIR_NAME}/{path.name}"\n{text}')
+        if not text.endswith("\n"):
+            parts.append("\n")
+    return "".join(parts)
 
 
 def _canon_dtype(dtype) -> np.dtype:

@@ -124,12 +124,38 @@ def test_bf16_bits_round_to_nearest_even_and_keep_nan():
     assert back[4] == np.inf and np.isnan(back[5]) and np.isfinite(back[6])
 
 
-def test_shared_helper_block_is_identical_in_the_three_sources():
-    """Each .cu stands alone (lessons embed one file), so the helper block is copied: keep the copies equal."""
-    pat = re.compile(r"// -{10,} helpers shared.*?// -{10,} end of shared helpers", re.S)
-    blocks = {op: pat.search(source(op)) for op in OPS}
-    assert all(blocks.values())
-    assert len({b.group(0) for b in blocks.values()}) == 1
+@pytest.mark.parametrize("op", OPS)
+def test_source_is_shared_helpers_then_op_file_with_line_directives(op):
+    """One copy of the helpers (common.cuh); every RawModule gets common.cuh + <op>.cu as one text."""
+    common, op_file = dispatch.source_files(op)
+    assert (common.name, op_file.name) == ("common.cuh", f"{op}.cu")
+    assert source(op) == (f'#line 1 "solutions/kernels/common.cuh"\n{common.read_text(encoding="utf-8")}'
+                          f'#line 1 "solutions/kernels/{op}.cu"\n{op_file.read_text(encoding="utf-8")}')
+    # no helper pasted back into an op file (no long code line of common.cuh appears there again)
+    helpers = {ln.strip() for ln in common.read_text(encoding="utf-8").splitlines()
+               if len(ln.strip()) > 40 and not ln.strip().startswith("//")}
+    assert not helpers & {ln.strip() for ln in op_file.read_text(encoding="utf-8").splitlines()}
+
+
+def test_compile_errors_name_the_file_and_line_to_edit(tmp_path, monkeypatch):
+    """The #line directives map NVRTC diagnostics back to common.cuh / <op>.cu lines."""
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
+    for f in dispatch.source_files("softmax"):
+        (tmp_path / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    for name, line in (("common.cuh", 3), ("softmax.cu", 5)):
+        good = (tmp_path / name).read_text(encoding="utf-8")
+        lines = good.splitlines(keepends=True)
+        (tmp_path / name).write_text("".join(lines[:line - 1] + ["int broken = ;\n"] + lines[line - 1:]),
+                                     encoding="utf-8")
+        monkeypatch.setattr(dispatch, "KERNEL_DIR", tmp_path)
+        err, prog = nvrtc.nvrtcCreateProgram(source("softmax").encode(), b"reference.cu", 0, [], [])
+        (res,) = nvrtc.nvrtcCompileProgram(prog, 1, [b"-std=c++17"])
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        assert res != nvrtc.nvrtcResult.NVRTC_SUCCESS
+        assert f"solutions/kernels/{name}({line}): error" in log.decode(errors="replace"), log
+        (tmp_path / name).write_text(good, encoding="utf-8")
 
 
 # ------------------------------------------------------------------ NVRTC build (no GPU needed)

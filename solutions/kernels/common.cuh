@@ -1,0 +1,228 @@
+// Helpers shared by the reference kernels (layernorm.cu, rmsnorm.cu, softmax.cu).
+// Not compiled on its own and not #included: solutions/kernels/dispatch.py source(op) builds each op's
+// program as this file followed by <op>.cu, with #line directives so compiler diagnostics name the right
+// file and line. (Text concatenation works the same for cupy.RawModule, the course's kernels.RawModule
+// with either backend and plain NVRTC, and every compile cache sees the whole program text.)
+// Names are prefixed sol_ / Sol / SOL_ so they cannot clash with an op file's own.
+
+// Cache hints are opt-in (-DSOL_CACHE_HINTS): on the H200, evict-first loads/stores (__ldcs/__stcs)
+// measured 3-8 points of copy bandwidth SLOWER than plain ld.global.nc / st.global at most shapes
+// (docs/benchmarks/speed_of_light.md, variants table).
+#if defined(__CUDA_ARCH__) && defined(SOL_CACHE_HINTS)
+#define SOL_LDCS(p) __ldcs(p)          // streaming load: x is read exactly once
+#define SOL_LDG(p) __ldg(p)            // read-only path: gamma/beta are re-read by every row
+#define SOL_STCS(p, v) __stcs(p, v)    // streaming store: y is not read again by this kernel
+#elif defined(__CUDA_ARCH__)
+#define SOL_LDCS(p) __ldg(p)
+#define SOL_LDG(p) __ldg(p)
+#define SOL_STCS(p, v) (*(p) = (v))
+#else
+#define SOL_LDCS(p) (*(p))
+#define SOL_LDG(p) (*(p))
+#define SOL_STCS(p, v) (*(p) = (v))
+#endif
+#if defined(__CUDA_ARCH__)
+#define SOL_ST_EVICT_FIRST(p, v) __stcs(p, v)  // stream kernels: keep x (read twice) in L2, not y
+#else
+#define SOL_ST_EVICT_FIRST(p, v) (*(p) = (v))
+#endif
+
+__device__ __forceinline__ float sol_bf16_lo(unsigned u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float sol_bf16_hi(unsigned u) { return __uint_as_float(u & 0xffff0000u); }
+
+__device__ __forceinline__ unsigned short sol_f32_to_bf16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__CUDA_EMU__)
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // keep NaN a NaN
+    u += 0x7fffu + ((u >> 16) & 1u);                                                  // round to nearest even
+    return (unsigned short)(u >> 16);
+#endif
+}
+
+__device__ __forceinline__ unsigned sol_pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__CUDA_EMU__)
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return (unsigned)sol_f32_to_bf16(lo) | ((unsigned)sol_f32_to_bf16(hi) << 16);
+#endif
+}
+
+__device__ __forceinline__ float sol_to_f32(float v) { return v; }
+__device__ __forceinline__ float sol_to_f32(unsigned short v) { return __uint_as_float(((unsigned)v) << 16); }
+__device__ __forceinline__ void sol_from_f32(float* p, float v) { SOL_STCS(p, v); }
+__device__ __forceinline__ void sol_from_f32(unsigned short* p, float v) { SOL_STCS(p, sol_f32_to_bf16(v)); }
+
+// W consecutive elements (16 bytes when W > 1) -> fp32 registers.
+template <typename T, int W, bool STREAM>
+__device__ __forceinline__ void sol_load(const T* __restrict__ p, float (&v)[W]) {
+    if constexpr (W == 1) {
+        T s;
+        if constexpr (STREAM) s = SOL_LDCS(p); else s = SOL_LDG(p);
+        v[0] = sol_to_f32(s);
+    } else if constexpr (sizeof(T) == 4) {
+        static_assert(W == 4, "fp32 vectors are float4");
+        float4 q;
+        if constexpr (STREAM) q = SOL_LDCS(reinterpret_cast<const float4*>(p));
+        else q = SOL_LDG(reinterpret_cast<const float4*>(p));
+        v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+    } else {
+        static_assert(W == 8, "bf16 vectors are 8 x 16 bits");
+        uint4 q;
+        if constexpr (STREAM) q = SOL_LDCS(reinterpret_cast<const uint4*>(p));
+        else q = SOL_LDG(reinterpret_cast<const uint4*>(p));
+        v[0] = sol_bf16_lo(q.x); v[1] = sol_bf16_hi(q.x); v[2] = sol_bf16_lo(q.y); v[3] = sol_bf16_hi(q.y);
+        v[4] = sol_bf16_lo(q.z); v[5] = sol_bf16_hi(q.z); v[6] = sol_bf16_lo(q.w); v[7] = sol_bf16_hi(q.w);
+    }
+}
+
+// fp32 registers -> W consecutive elements. EVICT_FIRST: streaming store (used by the stream kernels).
+template <typename T, int W, bool EVICT_FIRST = false>
+__device__ __forceinline__ void sol_store(T* __restrict__ p, const float (&v)[W]) {
+    if constexpr (W == 1) {
+        T s;
+        if constexpr (sizeof(T) == 4) s = v[0]; else s = sol_f32_to_bf16(v[0]);
+        if constexpr (EVICT_FIRST) SOL_ST_EVICT_FIRST(p, s); else SOL_STCS(p, s);
+    } else if constexpr (sizeof(T) == 4) {
+        const float4 q = make_float4(v[0], v[1], v[2], v[3]);
+        if constexpr (EVICT_FIRST) SOL_ST_EVICT_FIRST(reinterpret_cast<float4*>(p), q);
+        else SOL_STCS(reinterpret_cast<float4*>(p), q);
+    } else {
+        uint4 q;
+        q.x = sol_pack_bf16x2(v[0], v[1]); q.y = sol_pack_bf16x2(v[2], v[3]);
+        q.z = sol_pack_bf16x2(v[4], v[5]); q.w = sol_pack_bf16x2(v[6], v[7]);
+        if constexpr (EVICT_FIRST) SOL_ST_EVICT_FIRST(reinterpret_cast<uint4*>(p), q);
+        else SOL_STCS(reinterpret_cast<uint4*>(p), q);
+    }
+}
+
+struct SolSum {
+    __device__ __forceinline__ static float apply(float a, float b) { return a + b; }
+    __device__ __forceinline__ static float identity() { return 0.0f; }
+};
+struct SolMax {
+    __device__ __forceinline__ static float apply(float a, float b) { return fmaxf(a, b); }
+    __device__ __forceinline__ static float identity() { return __int_as_float(0xff800000); }  // -inf
+};
+
+// Butterfly over aligned groups of WIDTH lanes (32 = whole warp): every lane of a group ends with the
+// bit-identical result (a + b == b + a at each step).
+template <class Op, int WIDTH = 32>
+__device__ __forceinline__ float sol_warp_allreduce(float v) {
+#pragma unroll
+    for (int o = WIDTH / 2; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Thread-block clusters through PTX, so no cooperative_groups header is needed (sm_90+ only).
+// The course's CPU emulator (__CUDA_EMU__) has no clusters: there these are never instantiated with
+// CLUSTER > 1 and the cluster kernels are left out (the dispatcher uses the stream kernels instead).
+#if defined(__CUDA_EMU__)
+#define SOL_CLUSTER_DIMS(c)
+__device__ __forceinline__ unsigned sol_cluster_rank() { return 0; }
+__device__ __forceinline__ void sol_cluster_sync() {}
+__device__ __forceinline__ void sol_cluster_exit_sync() {}
+__device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigned) { return *smem; }
+#else
+#define SOL_CLUSTER_DIMS(c) __cluster_dims__(c, 1, 1)
+__device__ __forceinline__ unsigned sol_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void sol_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// Last barrier before exit: only orders peers' reads of this CTA's shared memory (already complete, their
+// values were used), so a relaxed arrive suffices; a release arrive would wait for this CTA's global stores.
+__device__ __forceinline__ void sol_cluster_exit_sync() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
+__device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigned rank) {
+    unsigned local, remote;
+    asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(local) : "l"(smem));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+#endif
+
+// All-reduce over the TPR threads of one row (and over the CLUSTER CTAs sharing it).
+// warp_buf/cluster_buf must not be reused by another call before every thread has passed this one,
+// so callers give each reduction its own buffers instead of paying a second barrier.
+template <class Op, int TPR, int CLUSTER>
+__device__ __forceinline__ float sol_row_allreduce(float v, float* warp_buf, float* cluster_buf) {
+    v = sol_warp_allreduce<Op, (TPR < 32 ? TPR : 32)>(v);
+    if constexpr (TPR > 32) {
+        constexpr int NW = TPR / 32;
+        const int lane = threadIdx.x & 31;
+        if (lane == 0) warp_buf[threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = sol_warp_allreduce<Op>(lane < NW ? warp_buf[lane] : Op::identity());
+    }
+    if constexpr (CLUSTER > 1) {
+        if (threadIdx.x == 0) *cluster_buf = v;
+        sol_cluster_sync();
+        float acc = sol_load_peer_shared(cluster_buf, 0);  // same order in every CTA: identical results
+#pragma unroll
+        for (int r = 1; r < CLUSTER; ++r) acc = Op::apply(acc, sol_load_peer_shared(cluster_buf, r));
+        v = acc;
+    }
+    return v;
+}
+// Last read of data the kernel already read once (stream kernels' second pass): evict-first load. This one
+// hint measured faster on the H200 (the first read should stay in L2, the second should not keep it).
+template <typename T, int W>
+__device__ __forceinline__ void sol_load_last(const T* __restrict__ p, float (&v)[W]) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (W == 1) {
+        v[0] = sol_to_f32(__ldcs(p));
+    } else if constexpr (sizeof(T) == 4) {
+        const float4 q = __ldcs(reinterpret_cast<const float4*>(p));
+        v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+    } else {
+        const uint4 q = __ldcs(reinterpret_cast<const uint4*>(p));
+        v[0] = sol_bf16_lo(q.x); v[1] = sol_bf16_hi(q.x); v[2] = sol_bf16_lo(q.y); v[3] = sol_bf16_hi(q.y);
+        v[4] = sol_bf16_lo(q.z); v[5] = sol_bf16_hi(q.z); v[6] = sol_bf16_lo(q.w); v[7] = sol_bf16_hi(q.w);
+    }
+#else
+    sol_load<T, W, false>(p, v);
+#endif
+}
+
+// A row split into a 16-byte-aligned body of nb vectors (starting at element `shift`) and up to 2W - 2
+// scalar extras (the head before the body, the tail after it), so rows whose start is not 16-byte aligned
+// (N not a multiple of W, e.g. 50257 logits) still move their bulk with vector accesses.
+template <typename T, int W>
+struct SolRowSplit {
+    int shift, nb, extras;
+    __device__ __forceinline__ SolRowSplit(const T* row, int N) {
+        if constexpr (W == 1) {
+            shift = 0; nb = N; extras = 0;
+        } else {
+            const int mis = (int)((reinterpret_cast<unsigned long long>(row) / sizeof(T)) % W);
+            shift = min((W - mis) % W, N);
+            nb = (N - shift) / W;
+            extras = N - nb * W;
+        }
+    }
+    // element index of extra number e (e < extras): head elements first, then the tail
+    __device__ __forceinline__ int extra_index(int e) const { return e < shift ? e : nb * W + e; }
+};
+
+// Parameters (gamma, beta) are indexed by column: vector loads only when the body is aligned for them too.
+template <typename T, int W>
+__device__ __forceinline__ void sol_load_param(const T* __restrict__ p, float (&v)[W], bool vec_ok) {
+    if (vec_ok) {
+        sol_load<T, W, false>(p, v);
+    } else {
+#pragma unroll
+        for (int k = 0; k < W; ++k) v[k] = sol_to_f32(SOL_LDG(p + k));
+    }
+}
