@@ -8,4 +8,4 @@ if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq chromium >/dev/null
+apt-get install -y -qq chromium fonts-wqy-zenhei >/dev/null  # CJK font: lesson text in screenshots

@@ -38,7 +38,12 @@ def jupyterlab(tmp_path):
     pytest.importorskip("playwright.sync_api")
     shutil.copy(LESSON, tmp_path / LESSON.name)
     port = _free_port()
+    # Render every cell (JupyterLab 4 virtualises long notebooks: off-screen cells are not laid out).
+    settings = tmp_path / ".lab-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env = dict(os.environ, KERNELS_BACKEND="cpu", JUPYTER_CONFIG_DIR=str(tmp_path / ".jupyter"),
+               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / ".lab-settings"),
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     log = open(tmp_path / "jupyterlab.log", "w")
     server = subprocess.Popen(
@@ -69,12 +74,26 @@ def jupyterlab(tmp_path):
         log.close()
 
 
+def _blank_position():
+    """(row, column) of the ______ placeholder inside the lesson's CUDA source cell."""
+    import nbformat
+
+    nb = nbformat.read(LESSON, as_version=4)
+    src = next(c.source for c in nb.cells if c.cell_type == "code" and "LAYERNORM_CU" in c.source
+               and "______" in c.source)
+    for row, line in enumerate(src.splitlines()):
+        if "float var = ______" in line:
+            return row, line.index("______")
+    raise AssertionError("the released lesson has no `float var = ______` blank")
+
+
 def _cell(page, text):
     """The code cell whose source contains ``text``."""
     return page.locator(".jp-CodeCell", has=page.locator(".cm-content", has_text=text)).first
 
 
 def _run_cell(page, cell):
+    cell.evaluate("c => c.scrollIntoView({block: 'center'})")
     cell.locator(".cm-content").click()
     page.keyboard.press("Shift+Enter")
 
@@ -94,21 +113,22 @@ def test_student_fills_blank_gets_hint_and_self_checks(jupyterlab):
             expect(page.locator(".jp-Notebook-ExecutionIndicator, #jp-main-statusbar").first).to_be_visible()
             page.wait_for_function("() => document.body.innerText.includes('Idle')", timeout=90_000)
 
-            # 1. Fill the blank: double-click the ______ placeholder in the CUDA cell and type the expression.
-            blank = page.locator(".cm-line", has_text="float var = ______").first
-            blank.scroll_into_view_if_needed()
-            box = blank.evaluate("""line => {
-                const w = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
-                for (let n; (n = w.nextNode());) {
-                    const i = n.textContent.indexOf('______');
-                    if (i >= 0) { const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 6);
-                                  const b = r.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2}; }
-                }
-                return null; }""")
-            assert box, "placeholder ______ not found in the CUDA cell"
-            page.mouse.dblclick(box["x"], box["y"])
+            # 1. Fill the blank from the keyboard, as a student would: into the CUDA cell, down to the blank's line,
+            #    select the ______ placeholder and type the expression. (CodeMirror only lays out lines near the
+            #    viewport, so we navigate with the cursor rather than look the line up in the DOM.)
+            row, col = _blank_position()
+            cuda_cell = _cell(page, "LAYERNORM_CU")
+            cuda_cell.evaluate("c => c.scrollIntoView({block: 'start'})")
+            cuda_cell.locator(".cm-content").click()
+            page.keyboard.press("Control+Home")
+            for _ in range(row):
+                page.keyboard.press("ArrowDown")
+            for _ in range(col):  # ArrowDown from Ctrl+Home keeps column 0
+                page.keyboard.press("ArrowRight")
+            for _ in range(len("______")):
+                page.keyboard.press("Shift+ArrowRight")
             page.keyboard.insert_text(ANSWER)
-            expect(page.locator(".cm-line", has_text=f"float var = {ANSWER};").first).to_be_visible()
+            expect(page.locator(".jp-CodeCell .cm-line", has_text=f"float var = {ANSWER};").first).to_be_attached()
             page.keyboard.press("Escape")
             page.keyboard.press("Control+s")
             page.wait_for_function("() => document.body.innerText.includes('Saving completed')", timeout=30_000)
@@ -121,7 +141,7 @@ def test_student_fills_blank_gets_hint_and_self_checks(jupyterlab):
 
             # 3. Ask for the first hint of the code exercise.
             hint_cell = _cell(page, 'L.hint("code")')
-            hint_cell.scroll_into_view_if_needed()
+            hint_cell.evaluate("c => c.scrollIntoView({block: 'center'})")
             hint_cell.locator(".cm-content").click()
             page.keyboard.press("Control+a")
             page.keyboard.insert_text('L.hint("code")')
