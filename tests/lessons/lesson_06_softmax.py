@@ -1,0 +1,46 @@
+"""Lesson 6 (stable softmax): the blank, the wrong fill-ins and the families that must catch
+them, and the written-answer cases.  Proved by test_lessons.py."""
+from proof import ALL, NONE, Fill, Lesson, full_marks, not_vetoed, term_only, vetoed, zero
+
+RIGHT = "expf(x - row_max)"
+
+FILLS = (
+    Fill("naive_exp_passes_normal_inputs_but_fails_large_values", {RIGHT: "expf(x)"},
+         {"code_normal": ALL,
+          "code_boundary": {"大正数（1e4 附近）": False, "大负数（-1e4 附近）": False, "K = 1": True}}),
+    Fill("reversed_subtraction_fails_normal_inputs", {RIGHT: "expf(row_max - x)"}, {"code_normal": NONE}),
+    # a fill that hides NaN (treats it as an excluded element) must fail the NaN-row family
+    Fill("flushing_nan_to_zero_breaks_the_nan_policy", {RIGHT: "(x == x) ? expf(x - row_max) : 0.0f"},
+         {"code_boundary": {"含 NaN 的行（约定：整行 NaN，同 torch）": False, "含 -inf 的行（这些位置输出 0）": True}}),
+)
+
+ANSWERS = (
+    term_only("q1", "溢出、inf、NaN、88.7、平移不变、(0, 1]、下溢、0/0。"),
+    term_only("q2", "三遍 16 字节、朴素 12 字节、缓存 8 字节、访存受限、带宽、耗时、occupancy、online。"),
+    term_only("q3", "单位元 -inf、整数倍、初值为 0、NaN、mask、fmaxf、torch、策略。"),
+    zero("q1", ""),
+    zero("explain_code", "减去最大值"),
+    vetoed("q1", "减去最大值会改变输出，但因为这样不溢出，所以可以接受。"),
+    vetoed("q1", "减去最大值是为了加速，因为 exp 的参数变小了。"),
+    vetoed("q2", "softmax 是计算受限的，因为 exp 很贵，所以流量不重要。"),
+    vetoed("q3", "整行都是 -inf 时输出为 0，因为 exp(-inf) = 0。"),
+    vetoed("q3", "fmaxf 会传播 NaN，所以 max 就是 NaN。"),
+    # correct statements near the misconception patterns
+    not_vetoed("q1", "减去最大值不会改变结果，因为分子分母同乘 exp(-max) 约掉；减后参数 <= 0，所以不会溢出成 inf。",
+               points=2),
+    not_vetoed("q3", "整行都是 -inf 时 max = -inf，-inf - (-inf) = NaN，因此整行输出 NaN（与 torch 的约定一致）；"
+                     "初值为 0 会导致全负的行 0/0 = NaN。"),
+    full_marks("q1", "In FP32 exp(x) overflows to inf once x exceeds about 88.7, so 1e4 inputs give inf / inf which "
+                     "produces NaN. Subtracting the row max does not change the result because exp(-c) cancels. "
+                     "After the shift every argument is <= 0, so each term is at most 1 and nothing can overflow."),
+    full_marks("q2", "The three-pass kernel reads x 3 times and writes y once: 16 bytes per element, versus 12 bytes "
+                     "for the naive one and 8 bytes when the row is cached in shared memory. Softmax is "
+                     "memory-bound, so the time is proportional to this traffic. Caching costs K*4 bytes of shared "
+                     "memory per block, which lowers occupancy."),
+    full_marks("q3", "Threads without elements join the reduction with the initial value, so the max must start at "
+                     "-inf, the identity. If the initial value is 0, a row of -1e4 gets max = 0, every exp "
+                     "underflows and 0/0 produces NaN. A NaN row: fmaxf ignores NaN but exp(NaN) makes the sum "
+                     "NaN, so the whole row is NaN (torch policy)."),
+)
+
+LESSON = Lesson("06_softmax", blanks=(RIGHT,), fills=FILLS, answers=ANSWERS)

@@ -1,0 +1,44 @@
+"""Lesson 7 (Softmax2D, several kernels): the two blanks of the (max, sum) merge, the wrong
+merges and the families that must catch them, and the written-answer cases.
+Proved by test_lessons.py (also on the GPU)."""
+from proof import NONE, Fill, Lesson, not_vetoed, partial, term_only, vetoed, zero
+
+RIGHT_MAX = "fmaxf(m, m_o)"
+RIGHT_SUM = "s * __expf(m - m_new) + s_o * __expf(m_o - m_new)"
+
+# family names as written in grading_rubric.yaml
+EQUAL_ROWS = "全相等的行（输出 1/K）"
+LARGE_POSITIVE = "大正数（不减最大值会溢出）"
+
+FILLS = (
+    # every partial sum of an all-equal row has the same max, so skipping the rescale goes unnoticed there
+    Fill("merge_without_rescaling_fails_every_path_but_equal_rows", {RIGHT_SUM: "s + s_o"},
+         {"code_normal": NONE,
+          "code_boundary": {EQUAL_ROWS: True, LARGE_POSITIVE: False,
+                            "mask + 两阶段（有的 chunk 整段被屏蔽）": False}}),
+    Fill("rescaling_only_one_side_fails", {RIGHT_SUM: "s * __expf(m - m_new) + s_o"},
+         {"code_normal": {"warp 一行（小 K，K 不是 32 的整数倍）": False, "多 block 两阶段（大 K，多个 chunk）": False}}),
+    # any common base is algebraically fine; only the max keeps every exp <= 1
+    Fill("taking_the_smaller_max_overflows_on_wide_rows", {RIGHT_MAX: "fminf(m, m_o)"},
+         {"code_normal": {"较大的数值范围（logits 在 ±50）": False}, "code_boundary": {LARGE_POSITIVE: False}}),
+)
+
+ANSWERS = (
+    term_only("q1", "平移不变、exp(0)、溢出、inf、下溢、0/0、NaN、88.7。"),
+    term_only("q2", "K 个正数累加、11 位有效位、大数吃小数、65504、FP32、__float2half 写回。"),
+    term_only("q3", "填不满 SM、串行、部分结果、chunk、合并、重新缩放、launch、往返。"),
+    term_only("explain_code", "fmaxf、重新缩放、基准、结合律、warp、两阶段。"),
+    zero("q1", ""),
+    zero("q3", "我觉得这题要看具体情况，以后再想。"),
+    partial("q1", "不减最大值时大正数会上溢成 inf，所以 inf/inf 得到 NaN。"),     # one idea with a chain
+    vetoed("q1", "减去最大值是为了更快，因为 exp 的参数变小了。"),
+    vetoed("q1", "减去最大值会改变结果，所以要再加回来。"),
+    vetoed("q2", "FP32 累加可以节省带宽，因此更快。"),
+    vetoed("q3", "阶段 2 把各 chunk 的部分和直接相加，因为每段都算过 exp。"),
+    vetoed("explain_code", "两个部分和可以直接相加即可，因为它们都是 exp 的和。"),
+    not_vetoed("q1", "减去最大值不是为了更快，而是因为分子分母同乘 exp(-c) 比例不变，"
+                     "减后指数 <= 0，所以 exp 不会溢出成 inf，也就不会出现 inf/inf = NaN。", points=2),
+)
+
+LESSON = Lesson("07_softmax2d", blanks=(RIGHT_MAX, RIGHT_SUM), min_families=8, gpu=True,
+                fills=FILLS, answers=ANSWERS)

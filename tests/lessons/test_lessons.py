@@ -1,0 +1,128 @@
+"""The proofs every lesson (04 RMSNorm .. 08 LayerNorm v1..v6) must pass, parametrized over the
+lesson tables in lesson_NN_*.py (machinery in proof.py):
+
+* code: the reference fill passes every case family; each typical wrong fill-in fails the
+  family that targets it; the families (and tolerances) the lesson text states exist;
+* written answers: the solution notebook's reference answers score full marks; term-only
+  answers score <= 1; empty/off-topic answers score 0; misconceptions veto when asserted and
+  not when negated; lesson-specific edge cases (partial credit, English paraphrases);
+* notebooks: the released notebook blanks the answers and leaks no solution text; the solution
+  notebook scores 10/10 on the CPU emulator; the released notebook runs and scores 0 for code;
+  on a GPU the families and the whole notebook pass on cupy too.
+"""
+import nbformat
+import pytest
+
+from autograder import check, config
+from autograder import notebook as nbio
+
+import proof
+
+
+# ----------------------------------------------------------------------------- code cases
+
+@pytest.mark.parametrize("spec, item_id, seed", [
+    pytest.param(spec, item_id, seed, id=f"{spec.id}-{item_id}-{seed}")
+    for spec in proof.lessons() for item_id in proof.code_items(spec.id) for seed in spec.seeds])
+def test_reference_fill_passes_every_family(spec, item_id, seed):
+    # seed 1234 here; the notebook proofs below grade with seed 7
+    proof.assert_reference_fill_passes(spec, item_id, seed)
+
+
+@pytest.mark.parametrize("spec, fill", proof.fill_params())
+def test_wrong_fill_fails_its_family(spec, fill):
+    proof.assert_fill(spec, fill)
+
+
+@pytest.mark.parametrize("spec", proof.per_lesson(lambda s: s.stated_families or s.stated_atol))
+def test_families_the_lesson_states_exist(spec):
+    items = config.lesson(spec.id)["items"]
+    for item_id, stated in spec.stated_families.items():
+        names = [c["family"] for c in items[item_id]["cases"]]
+        for fam in stated:
+            assert fam in names, names
+    for (item_id, part), atol in spec.stated_atol.items():
+        matching = [c for c in items[item_id]["cases"] if part in c["family"]]
+        assert matching and matching[0]["tol"]["atol"] == atol  # the tolerance the lesson text states
+
+
+# ----------------------------------------------------------------------------- written answers
+
+@pytest.mark.parametrize("spec, item_id", [
+    pytest.param(spec, item_id, id=f"{spec.id}-{item_id}")
+    for spec in proof.lessons() for item_id in proof.rubric_items(spec.id)])
+def test_reference_answer_scores_full_marks(spec, item_id):
+    res = proof.score(spec.id, item_id, proof.reference_answers(spec.id)[item_id])
+    assert res.points == config.lesson(spec.id)["items"][item_id]["points"], res.message
+    assert not res.misconceptions, res.misconceptions
+    assert not res.term_only
+
+
+@pytest.mark.parametrize("spec, answer", proof.answer_params("term_only"))
+def test_term_only_answer_scores_at_most_one(spec, answer):
+    proof.assert_answer(spec, answer)
+
+
+@pytest.mark.parametrize("spec, answer", proof.answer_params("zero"))
+def test_empty_or_off_topic_answer_scores_zero(spec, answer):
+    proof.assert_answer(spec, answer)
+
+
+@pytest.mark.parametrize("spec, answer", proof.answer_params("vetoed"))
+def test_asserted_misconception_vetoes(spec, answer):
+    proof.assert_answer(spec, answer)
+
+
+@pytest.mark.parametrize("spec, answer", proof.answer_params("not_vetoed"))
+def test_negated_or_contrasted_misconception_does_not_veto(spec, answer):
+    proof.assert_answer(spec, answer)
+
+
+@pytest.mark.parametrize("spec, answer", proof.answer_params("edge"))
+def test_rubric_edge_case(spec, answer):
+    proof.assert_answer(spec, answer)
+
+
+# ----------------------------------------------------------------------------- notebooks
+
+@pytest.mark.parametrize("spec", proof.per_lesson())
+def test_released_notebook_blanks_the_answers_and_leaks_none(spec, released):
+    proof.assert_released_blanks(spec, proof.student_notebook(released(spec)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", proof.per_lesson())
+def test_solution_notebook_scores_full_marks_on_cpu(spec):
+    res = check.grade_notebook(spec.solution, spec.id, seed=proof.NOTEBOOK_SEED)
+    assert res.backend == "cpu"
+    assert not res.errors, res.errors
+    assert not res.vetoes, res.vetoes
+    assert res.score == res.max_score == 10, res.items
+    assert res.passed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", proof.per_lesson())
+def test_released_notebook_runs_and_scores_zero_for_code(spec, released, tmp_path):
+    student = tmp_path / f"{spec.id}.ipynb"
+    nbformat.write(nbformat.read(released(spec), as_version=4), student)
+    proof.assert_released_blanks(spec, nbio.read(student))
+    res = check.grade_notebook(student, spec.id, seed=proof.NOTEBOOK_SEED)
+    assert not res.errors, res.errors          # no crash / timeout: only failing test cells
+    pts = {e["id"]: e["points"] for e in res.items}
+    assert all(pts[i] == 0 for i in proof.code_items(spec.id)), res.items
+    assert res.score == 0 and not res.passed
+    assert not [v for v in res.vetoes if v["id"] in proof.TEMPLATE_VETOES], res.vetoes
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec", proof.per_lesson(lambda s: s.gpu))
+def test_families_and_notebook_on_gpu(spec, monkeypatch):
+    # same families and the whole notebook (including the GPU-only cells) on the cupy backend
+    monkeypatch.setenv("KERNELS_BACKEND", "cupy")
+    for item_id in proof.code_items(spec.id):
+        fams = proof.families(spec, item_id)
+        assert fams and all(fams.values()), (item_id, fams)
+    res = check.grade_notebook(spec.solution, spec.id, seed=proof.NOTEBOOK_SEED)
+    assert res.backend == "cupy" and not res.errors, res.errors
+    assert res.score == 10 and res.passed, res.items
