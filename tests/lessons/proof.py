@@ -126,14 +126,13 @@ def code_items(lesson_id):
     return [i for i, it in config.lesson(lesson_id)["items"].items() if it["kind"] == "cases"]
 
 
-def answer_params(*kinds):
+def answer_params():
     out = []
     for spec in lessons():
-        n = 0
+        seen = {}
         for a in spec.answers:
-            if a.kind in kinds:
-                n += 1
-                out.append(pytest.param(spec, a, id=f"{spec.id}-{a.item}-{n}"))
+            n = seen[a.kind, a.item] = seen.get((a.kind, a.item), 0) + 1
+            out.append(pytest.param(spec, a, id=f"{spec.id}-{a.kind}-{a.item}-{n}"))
     return out
 
 

@@ -58,28 +58,11 @@ def test_reference_answer_scores_full_marks(spec, item_id):
     assert not res.term_only
 
 
-@pytest.mark.parametrize("spec, answer", proof.answer_params("term_only"))
-def test_term_only_answer_scores_at_most_one(spec, answer):
-    proof.assert_answer(spec, answer)
-
-
-@pytest.mark.parametrize("spec, answer", proof.answer_params("zero"))
-def test_empty_or_off_topic_answer_scores_zero(spec, answer):
-    proof.assert_answer(spec, answer)
-
-
-@pytest.mark.parametrize("spec, answer", proof.answer_params("vetoed"))
-def test_asserted_misconception_vetoes(spec, answer):
-    proof.assert_answer(spec, answer)
-
-
-@pytest.mark.parametrize("spec, answer", proof.answer_params("not_vetoed"))
-def test_negated_or_contrasted_misconception_does_not_veto(spec, answer):
-    proof.assert_answer(spec, answer)
-
-
-@pytest.mark.parametrize("spec, answer", proof.answer_params("edge"))
-def test_rubric_edge_case(spec, answer):
+@pytest.mark.parametrize("spec, answer", proof.answer_params())
+def test_written_answer(spec, answer):
+    # ids: lesson-kind-item-n; kinds: term_only (<= 1 point, 0 on a 1-point item), zero (empty or
+    # off-topic), vetoed (asserted misconception), not_vetoed (negated or contrasted one), edge
+    # (partial credit, English paraphrases) -- see proof.Answer
     proof.assert_answer(spec, answer)
 
 
