@@ -63,9 +63,12 @@ def runtime_version() -> str:
 
 # --- source rewrite (line count preserved) -------------------------------------
 
+# alignment arguments may be expressions with one level of parentheses: __align__(sizeof(T))
+_ALIGN_ARG = r"\s*\((?:[^()]|\([^()]*\))*\)\s*"
 _EXTERN_SHARED = re.compile(
-    r"extern\s+__shared__\s+((?:__align__\s*\(\s*\d+\s*\)\s*|alignas\s*\(\s*\d+\s*\)\s*)*)"
-    r"([A-Za-z_][\w:<>,\s]*?[\w>])\s*((?:__align__\s*\(\s*\d+\s*\)\s*)*)([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+    r"extern\s+__shared__\s+((?:__align__" + _ALIGN_ARG + r"|alignas" + _ALIGN_ARG + r")*)"
+    r"([A-Za-z_][\w:<>,\s]*?[\w>])\s*((?:__align__" + _ALIGN_ARG + r"|alignas" + _ALIGN_ARG + r")*)"
+    r"([A-Za-z_]\w*)\s*\[\s*\]\s*;")
 _STATIC_SHARED = re.compile(r"\bstatic(\s+)__shared__\b|\b__shared__(\s+)static\b")
 
 

@@ -28,3 +28,15 @@ __forceinline__ __half2 make_half2(__half a, __half b) { return __half2(a, b); }
 #define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
 #define CUDART_NAN_FP16 __ushort_as_half((unsigned short)0x7FFFU)
 #define CUDART_MAX_NORMAL_FP16 __ushort_as_half((unsigned short)0x7BFFU)
+__forceinline__ __half atomicAdd(__half* p, __half v) {
+    ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN __half o = *p; *p = __hadd(o, v); EMU_ATOMIC_END return o; }
+__forceinline__ __half2 atomicAdd(__half2* p, __half2 v) {
+    ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN __half2 o = *p; *p = __hadd2(o, v); EMU_ATOMIC_END return o; }
+// CUDA's names for the pair helpers (__half2)
+__forceinline__ __half __low2half(__half2 a) { return a.x; }
+__forceinline__ __half __high2half(__half2 a) { return a.y; }
+__forceinline__ __half2 __halves2half2(__half a, __half b) { return __half2(a, b); }
+__forceinline__ __half2 __lows2half2(__half2 a, __half2 b) { return __half2(a.x, b.x); }
+__forceinline__ __half2 __highs2half2(__half2 a, __half2 b) { return __half2(a.y, b.y); }
+__forceinline__ __half2 __low2half2(__half2 a) { return __half2(a.x, a.x); }
+__forceinline__ __half2 __high2half2(__half2 a) { return __half2(a.y, a.y); }

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <climits>
+#include <ctime>
 #include <cfloat>
 #include <type_traits>
 #include <utility>
@@ -118,6 +119,28 @@ __forceinline__ int __mul24(int a, int b) { return (int)(((long long)(a << 8 >> 
 __forceinline__ unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
 __forceinline__ int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
 __forceinline__ unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+__forceinline__ int __dp4a(int a, int b, int c) {
+    for (int k = 0; k < 4; ++k) c += (int)(signed char)(a >> (8 * k)) * (int)(signed char)(b >> (8 * k));
+    return c;
+}
+__forceinline__ unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+    for (int k = 0; k < 4; ++k) c += ((a >> (8 * k)) & 0xffu) * ((b >> (8 * k)) & 0xffu);
+    return c;
+}
+__forceinline__ int __dp2a_lo(int a, int b, int c) {
+    return c + (int)(short)a * (int)(signed char)b + (int)(short)(a >> 16) * (int)(signed char)(b >> 8);
+}
+__forceinline__ unsigned __sad(int x, int y, unsigned z) { return z + (unsigned)(x > y ? x - y : y - x); }
+__forceinline__ unsigned __usad(unsigned x, unsigned y, unsigned z) { return z + (x > y ? x - y : y - x); }
+__forceinline__ unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+    unsigned long long v = ((unsigned long long)y << 32) | x; unsigned r = 0;
+    for (int k = 0; k < 4; ++k) r |= (unsigned)((v >> (8 * ((s >> (4 * k)) & 7))) & 0xffu) << (8 * k);
+    return r;
+}
+__forceinline__ int __hadd(int a, int b) { return (int)(((long long)a + b) >> 1); }
+__forceinline__ int __rhadd(int a, int b) { return (int)(((long long)a + b + 1) >> 1); }
+__forceinline__ unsigned __uhadd(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a + b) >> 1); }
+__forceinline__ unsigned __urhadd(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a + b + 1) >> 1); }
 __forceinline__ unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
     unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)((v << (s & 31)) >> 32);
 }
@@ -168,6 +191,41 @@ __forceinline__ float __uint2float_rn(unsigned x) { return (float)x; }
 __forceinline__ double __int2double_rn(int x) { return (double)x; }
 __forceinline__ float __double2float_rn(double x) { return (float)x; }
 __forceinline__ int __double2int_rn(double x) { return (int)std::nearbyint(x); }
+// erfinv by Newton iterations on erf (double precision, enough for float results).
+inline double emu_erfinv_d(double y) {
+    if (y <= -1.0) return y == -1.0 ? -HUGE_VAL : NAN;
+    if (y >= 1.0) return y == 1.0 ? HUGE_VAL : NAN;
+    double w = -std::log((1.0 - y) * (1.0 + y)), x;
+    if (w < 5.0) { w -= 2.5; x = 2.81022636e-08; x = 3.43273939e-07 + x * w; x = -3.5233877e-06 + x * w;
+        x = -4.39150654e-06 + x * w; x = 0.00021858087 + x * w; x = -0.00125372503 + x * w;
+        x = -0.00417768164 + x * w; x = 0.246640727 + x * w; x = 1.50140941 + x * w; }
+    else { w = std::sqrt(w) - 3.0; x = -0.000200214257; x = 0.000100950558 + x * w; x = 0.00134934322 + x * w;
+        x = -0.00367342844 + x * w; x = 0.00573950773 + x * w; x = -0.0076224613 + x * w;
+        x = 0.00943887047 + x * w; x = 1.00167406 + x * w; x = 2.83297682 + x * w; }
+    x *= y;
+    for (int i = 0; i < 3; ++i) x -= (std::erf(x) - y) / (1.1283791670955126 * std::exp(-x * x));
+    return x;
+}
+__forceinline__ float sinpif(float x) { return (float)std::sin(3.14159265358979323846 * (double)x); }
+__forceinline__ float cospif(float x) { return (float)std::cos(3.14159265358979323846 * (double)x); }
+__forceinline__ void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
+__forceinline__ double sinpi(double x) { return std::sin(3.14159265358979323846 * x); }
+__forceinline__ double cospi(double x) { return std::cos(3.14159265358979323846 * x); }
+__forceinline__ void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
+__forceinline__ float norm3df(float a, float b, float c) { return (float)std::sqrt((double)a * a + (double)b * b + (double)c * c); }
+__forceinline__ float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c); }
+__forceinline__ float norm4df(float a, float b, float c, float d) {
+    return (float)std::sqrt((double)a * a + (double)b * b + (double)c * c + (double)d * d); }
+__forceinline__ float rnorm4df(float a, float b, float c, float d) { return 1.0f / norm4df(a, b, c, d); }
+__forceinline__ float rhypotf(float a, float b) { return 1.0f / std::hypot(a, b); }
+__forceinline__ double rhypot(double a, double b) { return 1.0 / std::hypot(a, b); }
+__forceinline__ float normf(int n, const float* a) { double s = 0; for (int i = 0; i < n; ++i) s += (double)a[i] * a[i]; return (float)std::sqrt(s); }
+__forceinline__ float rnormf(int n, const float* a) { return 1.0f / normf(n, a); }
+__forceinline__ float erfcinvf(float y) { return emu_erfinv_d(1.0 - (double)y); }
+__forceinline__ float erfinvf(float y) { return emu_erfinv_d((double)y); }
+__forceinline__ double erfinv(double y) { return emu_erfinv_d(y); }
+__forceinline__ float normcdfinvf(float p) { return -1.41421356237309505f * erfcinvf(2.0f * p); }
+__forceinline__ double rcbrt(double x) { return 1.0 / std::cbrt(x); }
 using std::isnan;
 using std::isinf;
 using std::isfinite;
@@ -220,6 +278,8 @@ EMU_ATOMIC_INT(unsigned int)
 EMU_ATOMIC_INT(unsigned long long)
 EMU_ATOMIC_INT(long long)
 #undef EMU_ATOMIC_INT
+__forceinline__ unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
+    EMU_ATOMIC_BEGIN unsigned short o = *p; if (o == cmp) *p = v; EMU_ATOMIC_END return o; }
 __forceinline__ float atomicAdd(float* p, float v) { ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN float o = *p; *p = o + v; EMU_ATOMIC_END return o; }
 __forceinline__ double atomicAdd(double* p, double v) { ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN double o = *p; *p = o + v; EMU_ATOMIC_END return o; }
 __forceinline__ float atomicExch(float* p, float v) { EMU_ATOMIC_BEGIN float o = *p; *p = v; EMU_ATOMIC_END return o; }
@@ -304,7 +364,7 @@ template <class T> __forceinline__ unsigned __match_all_sync(unsigned mask, T v,
     *pred = r != 0;
     return r;
 }
-__forceinline__ unsigned __activemask() { return ::emu::activemask(); }
+__forceinline__ unsigned __activemask(int line = __builtin_LINE()) { return ::emu::activemask(line); }
 __forceinline__ unsigned __lanemask_lt() { return (1u << (::emu::g_cur->lane)) - 1u; }
 
 // ---- assert / trap / printf -----------------------------------------------

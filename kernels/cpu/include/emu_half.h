@@ -133,7 +133,27 @@ __forceinline__ T2 __hmin2(T2 a, T2 b) { return T2(__hmin(a.x, b.x), __hmin(a.y,
 __forceinline__ T2 __hneg2(T2 a) { return T2(-a.x, -a.y); }                                       \
 __forceinline__ T2 h2exp(T2 a) { return T2(hexp(a.x), hexp(a.y)); }                               \
 __forceinline__ T2 h2sqrt(T2 a) { return T2(hsqrt(a.x), hsqrt(a.y)); }                            \
-__forceinline__ T __low2##T(T2 a) { return a.x; }                                                 \
-__forceinline__ T __high2##T(T2 a) { return a.y; }                                                \
-__forceinline__ T2 __halves2##T2(T a, T b) { return T2(a, b); }                                   \
+__forceinline__ T2 __habs2(T2 a) { return T2(__habs(a.x), __habs(a.y)); }                        \
+__forceinline__ T2 h2log(T2 a) { return T2(hlog(a.x), hlog(a.y)); }                               \
+__forceinline__ T2 h2exp2(T2 a) { return T2(hexp2(a.x), hexp2(a.y)); }                            \
+__forceinline__ T2 h2log2(T2 a) { return T2(hlog2(a.x), hlog2(a.y)); }                            \
+__forceinline__ T2 h2rcp(T2 a) { return T2(hrcp(a.x), hrcp(a.y)); }                               \
+__forceinline__ T2 h2rsqrt(T2 a) { return T2(hrsqrt(a.x), hrsqrt(a.y)); }                         \
+__forceinline__ T2 emu_cmp2(T2 a, T2 b, int op) {                                                 \
+    auto c = [op](T u, T v) { bool r = op == 0 ? u == v : op == 1 ? u != v : op == 2 ? u < v      \
+        : op == 3 ? u <= v : op == 4 ? u > v : u >= v; return T(r ? 1.0f : 0.0f); };              \
+    return T2(c(a.x, b.x), c(a.y, b.y)); }                                                        \
+__forceinline__ T2 __heq2(T2 a, T2 b) { return emu_cmp2(a, b, 0); }                               \
+__forceinline__ T2 __hne2(T2 a, T2 b) { return emu_cmp2(a, b, 1); }                               \
+__forceinline__ T2 __hlt2(T2 a, T2 b) { return emu_cmp2(a, b, 2); }                               \
+__forceinline__ T2 __hle2(T2 a, T2 b) { return emu_cmp2(a, b, 3); }                               \
+__forceinline__ T2 __hgt2(T2 a, T2 b) { return emu_cmp2(a, b, 4); }                               \
+__forceinline__ T2 __hge2(T2 a, T2 b) { return emu_cmp2(a, b, 5); }                               \
+__forceinline__ bool __hbeq2(T2 a, T2 b) { return a.x == b.x && a.y == b.y; }                     \
+__forceinline__ bool __hbgt2(T2 a, T2 b) { return a.x > b.x && a.y > b.y; }                       \
+__forceinline__ bool __hblt2(T2 a, T2 b) { return a.x < b.x && a.y < b.y; }                       \
+__forceinline__ T __hadd_sat(T a, T b) { return T(__saturatef(float(a + b))); }                  \
+__forceinline__ T __hmul_sat(T a, T b) { return T(__saturatef(float(a * b))); }                  \
+__forceinline__ T2 __hadd2_sat(T2 a, T2 b) { return T2(__hadd_sat(a.x, b.x), __hadd_sat(a.y, b.y)); } \
+__forceinline__ T2 __hmul2_sat(T2 a, T2 b) { return T2(__hmul_sat(a.x, b.x), __hmul_sat(a.y, b.y)); } \
 __forceinline__ T2 __lowhigh2highlow(T2 a) { return T2(a.y, a.x); }

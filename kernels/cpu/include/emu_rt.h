@@ -93,7 +93,7 @@ extern volatile int g_in_atomic __attribute__((visibility("hidden")));
 enum WarpOp { OP_SYNC = 0, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR,
               OP_BALLOT, OP_ANY, OP_ALL,
               OP_RED_ADD, OP_RED_MIN_U, OP_RED_MAX_U, OP_RED_MIN_S, OP_RED_MAX_S,
-              OP_RED_AND, OP_RED_OR, OP_RED_XOR, OP_MATCH_ANY, OP_MATCH_ALL };
+              OP_RED_AND, OP_RED_OR, OP_RED_XOR, OP_MATCH_ANY, OP_MATCH_ALL, OP_ACTIVE };
 enum BarrierOp { BAR_SYNC = 0, BAR_COUNT, BAR_AND, BAR_OR };
 
 __attribute__((visibility("hidden")))
@@ -107,7 +107,7 @@ void device_trap(int line);
 __attribute__((visibility("hidden")))
 int device_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((visibility("hidden")))
-unsigned activemask();
+unsigned activemask(int line);
 __attribute__((visibility("hidden"))) [[noreturn]]
 void report_race(int kind, unsigned long long pc, unsigned long long pc2, int other_thread, unsigned other_block,
                  unsigned long long addr, const char* what);

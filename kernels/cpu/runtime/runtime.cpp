@@ -395,10 +395,19 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long val, int ar
     return t->result;
 }
 
-unsigned activemask() {
-    // Approximation: lanes of this warp that exist and have not exited.
-    Warp& w = L.warps[g_cur->warp];
-    return w.exists & ~w.exited;
+unsigned activemask(int line) {
+    // The lanes converged at this call: the caller waits (without synchronising anything)
+    // until every thread of the block is blocked or has exited; then the lanes of its warp
+    // waiting at this same __activemask() call get the mask of those lanes
+    // (resolve_activemask).  A converged warp gets all its live lanes, even when some of
+    // them would otherwise have run to their exit first; a divergent branch gets its lanes.
+    Thread* t = g_cur;
+    Warp& w = L.warps[t->warp];
+    t->op = OP_ACTIVE; t->mask = 0; t->line = line; t->result = 0;
+    t->state = ST_WARP;
+    w.waiting |= 1u << t->lane;
+    yield_to_next(t, false);
+    return (unsigned)t->result;
 }
 
 int barrier(int op, int pred, int line) {
@@ -556,6 +565,35 @@ int pick_next(int start, bool restart) {
     return -1;
 }
 
+// The block stalled: release __activemask() callers.  Per warp, only the group waiting at the
+// earliest source line goes on (lanes behind in the program run first, so that lanes which
+// reconverge later in the code are counted together, as on the GPU); the rest wait for the next stall.
+bool resolve_activemask() {
+    bool any = false;
+    for (size_t wi = 0; wi < L.warps.size(); ++wi) {
+        Warp& w = L.warps[wi];
+        Thread* base = &L.threads[wi * 32];
+        int line = -1;
+        for (unsigned m = w.waiting; m; m &= m - 1) {
+            const Thread& o = base[__builtin_ctz(m)];
+            if (o.state == ST_WARP && o.op == OP_ACTIVE && (line < 0 || o.line < line)) line = o.line;
+        }
+        if (line < 0) continue;
+        unsigned group = 0;
+        for (unsigned m = w.waiting; m; m &= m - 1) {
+            int l = __builtin_ctz(m);
+            if (base[l].state == ST_WARP && base[l].op == OP_ACTIVE && base[l].line == line) group |= 1u << l;
+        }
+        for (unsigned m = group; m; m &= m - 1) {
+            Thread& o = base[__builtin_ctz(m)];
+            o.result = group; o.state = ST_RUN; o.op = -1;
+        }
+        w.waiting &= ~group;
+        any = true;
+    }
+    return any;
+}
+
 void run_block() {
     const int n = L.n;
     for (int i = 0; i < n; ++i) {
@@ -589,6 +627,12 @@ void run_block() {
     // block finished, was aborted, or no thread can run.
     L.pos = 0;
     to_fiber(&L.threads[L.order[0]]);
+    while (!L.aborted && L.done < n && resolve_activemask()) {
+        int k = pick_next(0, true);
+        if (k < 0) break;
+        L.pos = k;
+        to_fiber(&L.threads[L.order[k]]);
+    }
 #ifdef EMU_ASAN
     mark_stacks_dirty(n, L.aborted);
 #endif

@@ -1,0 +1,3 @@
+// cuda::std is the host std here (qualified lookup follows the using-directive).
+#pragma once
+namespace cuda { namespace std { using namespace ::std; } }
