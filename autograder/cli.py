@@ -52,11 +52,12 @@ def _summary(result) -> dict:
             "items": [{"id": i["id"], "points": i["points"], "max_points": i["max_points"], "message": i["message"]}
                       for i in result.items],
             "seed": result.seed, "backend": result.backend, "hints_used": result.hints_used,
-            "errors": result.errors}
+            "errors": result.errors, "notes": list(getattr(result, "notes", []) or [])}
 
 
 def print_report(result, console=None) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
     console = console or Console()
     t = Table(title=f"{result.lesson}：{result.score:g} / {result.max_score:g} 分（通过线 {result.pass_score:g}）")
@@ -66,18 +67,20 @@ def print_report(result, console=None) -> None:
     for it in result.items:
         ok = it["points"] >= it["max_points"]
         style = "green" if ok else ("yellow" if it["points"] > 0 else "red")
-        t.add_row(it["id"], f"[{style}]{it['points']:g}/{it['max_points']:g}[/{style}]", it["message"])
+        t.add_row(it["id"], f"[{style}]{it['points']:g}/{it['max_points']:g}[/{style}]", escape(it["message"]))
     console.print(t)
     for it in result.items:
         for f in it.get("families") or []:
             if not f.get("passed"):
-                console.print(f"  [red]✗[/red] {f.get('reason')}", markup=True, highlight=False)
+                console.print(f"  [red]✗[/red] {escape(str(f.get('reason')))}", markup=True, highlight=False)
     for v in result.vetoes:
-        console.print(f"[bold red]一票否决[/bold red] [{v['id']}] {v['message']}", highlight=False)
+        console.print(f"[bold red]一票否决[/bold red] {escape('[' + v['id'] + ']')} {escape(v['message'])}", highlight=False)
         if v.get("evidence"):
             console.print("    " + v["evidence"].replace("\n", "\n    "), markup=False, highlight=False)
     for e in result.errors:
-        console.print(f"[red]运行错误：[/red]{e}", highlight=False)
+        console.print("[red]运行错误：[/red]" + escape(e), highlight=False)
+    for n in getattr(result, "notes", []) or []:
+        console.print("[yellow]说明：[/yellow]" + escape(n), highlight=False)
     if result.hints_used:
         console.print("使用的提示：" + "，".join(f"{k} 第 {v} 级" for k, v in result.hints_used.items()), highlight=False)
     verdict = "[bold green]通过[/bold green]" if result.passed else "[bold red]未通过[/bold red]"
@@ -87,10 +90,17 @@ def print_report(result, console=None) -> None:
 def cmd_check(a) -> int:
     from .check import grade_notebook
     from .config import RubricError
+    from .notebook import NotebookReadError
     try:
         result = grade_notebook(a.notebook, a.lesson, seed=a.seed, execute=not a.no_execute, timeout=a.timeout)
     except (RubricError, FileNotFoundError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    except NotebookReadError as exc:   # empty file, not JSON, JSON that is not a notebook
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    except IsADirectoryError:
+        print(f"autograder: {a.notebook} 是文件夹，不是笔记本文件（.ipynb）", file=sys.stderr)
         return 2
     except ValueError as exc:          # not a notebook (nbformat's NotJSONError is a ValueError)
         print(f"autograder: {a.notebook}: 不是有效的笔记本文件（{type(exc).__name__}: {str(exc)[:200]}）", file=sys.stderr)

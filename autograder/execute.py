@@ -52,7 +52,8 @@ def run(nb, *, cwd=None, time_limit_s: float = 240, cell_timeout_s: int = 120,
                 if rc == 3:
                     error = f"有单元格运行超过 {cell_timeout_s} 秒（单元格时间限制），后续单元格没有运行。"
                 elif rc == 4:
-                    error = "Python 内核崩溃（段错误或内存耗尽），后续单元格没有运行。"
+                    error = ("Python 内核意外退出（代码调用了 os._exit()/exit 一类的退出函数，或段错误、内存耗尽），"
+                             "后续单元格没有运行。")
                 elif rc != 0:
                     tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
                     error = f"执行笔记本的进程异常退出（退出码 {rc}）：" + " / ".join(tail)[-300:]
@@ -65,7 +66,20 @@ def run(nb, *, cwd=None, time_limit_s: float = 240, cell_timeout_s: int = 120,
                 executed = nbformat.read(str(out), as_version=4)
             except Exception:  # torn write during the kill: fall back to the unexecuted notebook
                 pass
+        if error:
+            culprit = _unfinished_cell(executed)
+            if culprit:
+                error += f"出问题的是{culprit}。"
         return Execution(executed, error, round(time.monotonic() - started, 2))
+
+
+def _unfinished_cell(nb) -> str:
+    """"第 k 个单元格（first line）": the first non-empty code cell that has not finished running."""
+    for i, c in enumerate(nb.cells):
+        if c.cell_type == "code" and c.source.strip() and c.get("execution_count") is None:
+            first = next((ln.strip() for ln in c.source.splitlines() if ln.strip()), "")[:60]
+            return f"第 {i + 1} 个单元格（{first}）"
+    return ""
 
 
 def _kill(proc: subprocess.Popen) -> None:

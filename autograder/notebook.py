@@ -25,8 +25,133 @@ _HIDDEN_BLOCK = re.compile(r"^[ \t]*###\s*BEGIN HIDDEN TESTS[^\n]*\n(.*?)^[ \t]*
 _MARKER_LINE = re.compile(r"^[ \t]*(?://|###|#)\s*(BEGIN|END) SOLUTION[^\n]*(\n|$)", re.M)
 
 
+class NotebookReadError(ValueError):
+    """A submitted file that is not a readable notebook; ``str(exc)`` is the Chinese explanation."""
+
+
 def read(path) -> nbformat.NotebookNode:
-    return nbformat.read(str(path), as_version=4)
+    """Read a notebook (any nbformat 4.x, with or without cell ids, BOM, CRLF).
+
+    Raises ``NotebookReadError`` (a ValueError) with a Chinese, actionable
+    message for an empty file, a non-JSON file or JSON that is not a notebook.
+    """
+    p = Path(path)
+    raw = p.read_bytes()            # FileNotFoundError / IsADirectoryError go to the caller
+    if not raw.strip():
+        raise NotebookReadError(f"{p.name}：文件是空的（{len(raw)} 字节），不是笔记本。请在 Jupyter 中保存（Ctrl+S）"
+                                "后重新提交 .ipynb 文件。")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise NotebookReadError(f"{p.name}：不是 UTF-8 文本，不是 Jupyter 笔记本（.ipynb）。请提交笔记本文件本身。") from None
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:
+        head = text.lstrip()[:1]
+        what = "不是 JSON" if head not in ("{", "[") else "JSON 损坏或不是笔记本结构"
+        raise NotebookReadError(
+            f"{p.name}：不是有效的 Jupyter 笔记本（{what}；{type(exc).__name__}: {str(exc)[:120]}）。"
+            "请提交在 Jupyter 中保存的 .ipynb 文件本身（不是导出的 .py/.html/.pdf，也不是复制的文本）。") from None
+    if not isinstance(nb.get("cells"), list):
+        raise NotebookReadError(f"{p.name}：笔记本里没有 cells 列表，不是有效的 Jupyter 笔记本。")
+    for c in nb.cells:
+        if not isinstance(c.get("source", ""), str):
+            c.source = "".join(c.source) if isinstance(c.source, list) else str(c.source)
+        c.setdefault("metadata", nbformat.NotebookNode())
+    return nb
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text or "")
+
+
+def restore_grade_ids(nb, template) -> List[str]:
+    """Give cells whose nbgrader metadata was stripped (VS Code, Google Colab, copy/paste into a
+    new notebook) their metadata back from ``template`` (the released notebook).
+
+    A template cell with a grade_id that the learner's notebook lacks is matched to an
+    unlabelled learner cell of the same type by (1) the same cell id, (2) the same source
+    (whitespace ignored; locked cells), (3) the cell right after the learner's copy of
+    the template's preceding cell (answer and source cells follow their question).
+    Returns the restored grade ids (in template order).
+    """
+    if template is None:
+        return []
+    have = set(cells_by_grade_id(nb))
+    used = set()
+    restored = []
+    cells = list(nb.cells)
+
+    def free(c, ctype):
+        return c is not None and id(c) not in used and not grade_id(c) and c.cell_type == ctype
+
+    for ti, tc in enumerate(template.cells):
+        g = grade_id(tc)
+        if not g or g in have:
+            continue
+        cand = None
+        tid = tc.get("id")
+        if tid:
+            cand = next((c for c in cells if c.get("id") == tid and free(c, tc.cell_type)), None)
+        if cand is None:
+            sq = _squash(tc.source)
+            cand = next((c for c in cells if free(c, tc.cell_type) and _squash(c.source) == sq), None)
+        if cand is None and ti > 0:
+            prev = template.cells[ti - 1]
+            psq = _squash(prev.source)
+            for k, c in enumerate(cells[:-1]):
+                if c.cell_type == prev.cell_type and psq and _squash(c.source) == psq:
+                    nxt = cells[k + 1]
+                    # an answer cell whose type the learner changed (markdown -> raw/code) still counts
+                    if free(nxt, tc.cell_type) or (tc.cell_type == "markdown" and free(nxt, nxt.cell_type)):
+                        cand = nxt
+                    break
+        if cand is not None:
+            cand.setdefault("metadata", nbformat.NotebookNode())
+            cand.metadata["nbgrader"] = copy.deepcopy(nbgrader_meta(tc))
+            used.add(id(cand))
+            restored.append(g)
+    return restored
+
+
+def template_prompt(template, gid: str) -> str:
+    """The question text shown right before the answer cell ``gid`` in the template."""
+    if template is None:
+        return ""
+    cells = template.cells
+    for i, c in enumerate(cells):
+        if grade_id(c) == gid:
+            j = i - 1
+            while j >= 0 and cells[j].cell_type == "markdown" and not grade_id(cells[j]):
+                if _squash(cells[j].source):
+                    return cells[j].source
+                j -= 1
+            return ""
+    return ""
+
+
+def stray_answer(nb, template, gid: str) -> str:
+    """Text a learner wrote OUTSIDE the answer cell ``gid``: new markdown cells right after it,
+    or text appended to the question cell above it.  Empty when none."""
+    if template is None:
+        return ""
+    tsq = {_squash(c.source) for c in template.cells}
+    cells = nb.cells
+    idx = next((i for i, c in enumerate(cells) if grade_id(c) == gid), None)
+    if idx is None:
+        return ""
+    parts = []
+    j = idx + 1
+    while j < len(cells) and cells[j].cell_type in ("markdown", "raw") and not grade_id(cells[j]) \
+            and _squash(cells[j].source) not in tsq:
+        parts.append(cells[j].source)
+        j += 1
+    prompt = template_prompt(template, gid)
+    if idx > 0 and prompt and cells[idx - 1].cell_type == "markdown" and not grade_id(cells[idx - 1]):
+        src = cells[idx - 1].source
+        if _squash(src) != _squash(prompt) and src.strip().startswith(prompt.strip()):
+            parts.insert(0, src.strip()[len(prompt.strip()):])
+    return _ANSWER_NOISE.sub("", "\n\n".join(p for p in parts if p.strip())).strip()
 
 
 def grade_id(cell) -> Optional[str]:

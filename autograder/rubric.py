@@ -87,6 +87,7 @@ class RubricResult:
     chains_found: List[Dict[str, str]] = field(default_factory=list)
     chains_missed: List[str] = field(default_factory=list)
     term_only: bool = False
+    keyword_stuffing: bool = False
     misconceptions: List[Dict[str, str]] = field(default_factory=list)
     nudge: str = ""
     message: str = ""
@@ -172,8 +173,43 @@ def find_misconceptions(text: str, misconceptions) -> List[Dict[str, str]]:
     return out
 
 
-def score(text: str, spec: Dict[str, Any], points: float = 2) -> RubricResult:
-    """Score one answer.  ``spec`` is an item's ``rubric`` mapping."""
+def is_blank(text: str) -> bool:
+    return len(re.sub(r"\W", "", normalize(text))) < 2
+
+
+# Function words a written sentence almost always has and a pasted keyword list lacks.
+_FUNCTION = re.compile(r"[的是了在会把被时就也都要让和与而为对中到用使得可能这那其它该个后前再并即若如果当因为所以导致]|"
+                       r"\b(the|a|an|is|are|was|be|to|of|in|on|and|it|this|that|when|if|then|so|because|will|can|by|"
+                       r"with|for|into|from|as)\b", re.I)
+
+
+def keyword_list(sentence: str) -> bool:
+    """A "sentence" that is really a pasted list of terms (keyword stuffing): many short
+    chunks separated by spaces / commas, almost none of them carrying a function word."""
+    chunks = [c for c in re.split(r"[\s,，、/|]+", sentence) if c]
+    if len(chunks) < 8:
+        return False
+    avg = sum(len(c) for c in chunks) / len(chunks)
+    prose = sum(1 for c in chunks if _FUNCTION.search(c) and not _CONNECTIVE_RE.fullmatch(c))
+    return avg <= 12 and prose <= len(chunks) // 6
+
+
+def _drop_copied(norm: str, prompt: str) -> tuple:
+    """``norm`` without the sentences copied from the question text; ``(text, n_dropped)``."""
+    pq = re.sub(r"\s+", "", normalize(prompt))
+    kept, dropped = [], 0
+    for s in sentences(norm):
+        sq = re.sub(r"\s+", "", s)
+        if len(re.sub(r"\W", "", sq)) >= 4 and sq in pq:
+            dropped += 1
+        else:
+            kept.append(s)
+    return "\n".join(kept), dropped
+
+
+def score(text: str, spec: Dict[str, Any], points: float = 2, prompt: str = "") -> RubricResult:
+    """Score one answer.  ``spec`` is an item's ``rubric`` mapping.  ``prompt``: the question
+    text; sentences copied from it verbatim earn nothing."""
     concepts = spec["concepts"]
     labels = {cid: c.get("label", cid) for cid, c in concepts.items()}
     nudge = spec.get("nudge", "")
@@ -183,13 +219,21 @@ def score(text: str, spec: Dict[str, Any], points: float = 2) -> RubricResult:
         res.concepts_missed = list(labels.values())
         res.message = "未作答"
         return res
+    copied = 0
+    if prompt:
+        norm, copied = _drop_copied(norm, prompt)
+        if len(re.sub(r"\W", "", norm)) < 2:
+            res.concepts_missed = list(labels.values())
+            res.message = "未作答：答案只是复制了题目原文（0 分），请用自己的话回答"
+            return res
     sents = sentences(norm)
+    stuffed = [keyword_list(s) for s in sents]
     regs = {cid: concept_regex(c) for cid, c in concepts.items()}
     in_sent = {cid: [i for i, s in enumerate(sents) if r.search(s)] for cid, r in regs.items()}
     hit = [cid for cid, idx in in_sent.items() if idx]
     res.concepts_hit = [labels[c] for c in hit]
     res.concepts_missed = [labels[c] for c in concepts if c not in hit]
-    causal = [bool(_CONNECTIVE_RE.search(s)) for s in sents]
+    causal = [bool(_CONNECTIVE_RE.search(s)) and not stuffed[i] for i, s in enumerate(sents)]
     for cause, effect in spec.get("chains") or []:
         found = None
         for i in sorted(set(in_sent[cause]) & set(in_sent[effect])):
@@ -217,9 +261,16 @@ def score(text: str, spec: Dict[str, Any], points: float = 2) -> RubricResult:
         res.points = float(partial.get("points", 1))
     if res.term_only:
         res.points = min(res.points, 1.0)
+    concept_sents_n = len(concept_sents)
+    res.keyword_stuffing = bool(concept_sents) and \
+        sum(1 for i in concept_sents if stuffed[i]) * 2 >= concept_sents_n
+    if res.keyword_stuffing:      # a pasted term list: at most half the points, whatever it names
+        res.points = min(res.points, float(points) / 2)
     res.points = min(res.points, float(points))
     res.misconceptions = find_misconceptions(text, spec.get("misconceptions"))
     res.message = _message(res)
+    if copied:
+        res.message += f"；有 {copied} 句是照抄题目，不计分"
     return res
 
 
@@ -234,7 +285,9 @@ def _message(res: RubricResult) -> str:
         parts.append("缺少：" + "、".join(res.concepts_missed))
     if res.chains_found:
         parts.append("因果链：" + "；".join(f"{c['cause']} → {c['effect']}" for c in res.chains_found))
-    if res.term_only:
+    if res.keyword_stuffing:
+        parts.append("答案像是关键词堆砌（一串术语，没有成句的解释），最多得一半分")
+    elif res.term_only:
         parts.append("只列出了术语，没有说明因果关系（最多 1 分）")
     if res.misconceptions:
         parts.append("概念错误：" + "；".join(m["why"] or m["evidence"] for m in res.misconceptions))
