@@ -195,6 +195,15 @@ def run_case(rks: dict, timer: Timer, op: str, dtype: str, M: int, N: int, seed:
     return rows
 
 
+def variant_spec(v: str) -> dict:
+    """--variants entry: a kind, optionally with plan overrides, e.g. 'cluster:cluster=8:tpr=256'."""
+    kind, *kv = v.split(":")
+    spec = {"kind": kind}
+    if kv:
+        spec["config"] = {k: int(x) for k, x in (item.split("=") for item in kv)}
+    return spec
+
+
 def spec_label(spec: dict) -> str:
     parts = [spec["kind"]] if spec.get("kind") else []
     parts += [f"{k}={v}" for k, v in sorted((spec.get("config") or {}).items())]
@@ -295,7 +304,8 @@ def main(argv=None):
     ap.add_argument("--dtypes", default=",".join(DTYPES))
     ap.add_argument("--ns", default=None, help="comma-separated N values for the sweep (default: all)")
     ap.add_argument("--variants", default="stream",
-                    help="comma-separated forced paths also timed at N >= 32768 (diagnosis); '' for none")
+                    help="comma-separated forced paths (kind[:key=int...]) also timed at N >= --variant-min-n; '' for none")
+    ap.add_argument("--variant-min-n", type=int, default=32768, help="time --variants at N >= this")
     ap.add_argument("--explore", action="store_true",
                     help="also time alternative launch shapes and a build with streaming cache hints")
     ap.add_argument("--seed", type=int, default=1234)
@@ -339,7 +349,7 @@ def main(argv=None):
            True: ReferenceKernels(options=("-std=c++17", "-DSOL_CACHE_HINTS"))}  # __ldcs/__stcs variant
 
     def specs_for(N: int, dtype: str) -> list[dict]:
-        specs = [{}] + [{"kind": v} for v in (variants if N >= 32768 else [])]
+        specs = [{}] + [variant_spec(v) for v in (variants if N >= args.variant_min_n else [])]
         if args.explore:
             specs += [s for s in explore_specs(N, dtype) if s not in specs]
         return specs

@@ -128,6 +128,7 @@ __device__ __forceinline__ unsigned sol_cluster_rank() { return 0; }
 __device__ __forceinline__ void sol_cluster_sync() {}
 __device__ __forceinline__ void sol_cluster_exit_sync() {}
 __device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigned) { return *smem; }
+__device__ __forceinline__ float2 sol_load_peer_shared2(const float2* smem, unsigned) { return *smem; }
 #else
 #define SOL_CLUSTER_DIMS(c) __cluster_dims__(c, 1, 1)
 __device__ __forceinline__ unsigned sol_cluster_rank() {
@@ -149,6 +150,14 @@ __device__ __forceinline__ float sol_load_peer_shared(const float* smem, unsigne
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
     float v;
     asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+__device__ __forceinline__ float2 sol_load_peer_shared2(const float2* smem, unsigned rank) {
+    unsigned local, remote;
+    asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(local) : "l"(smem));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    float2 v;
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(remote) : "memory");
     return v;
 }
 #endif
@@ -176,6 +185,42 @@ __device__ __forceinline__ float sol_row_allreduce(float v, float* warp_buf, flo
     }
     return v;
 }
+// Two sums at once (one barrier round for both): LayerNorm's shifted sum and sum of squares.
+template <int TPR, int CLUSTER>
+__device__ __forceinline__ float2 sol_row_allreduce_sum2(float a, float b, float2* warp_buf, float2* cluster_buf) {
+    constexpr int WIDTH = TPR < 32 ? TPR : 32;
+#pragma unroll
+    for (int o = WIDTH / 2; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+    }
+    if constexpr (TPR > 32) {
+        constexpr int NW = TPR / 32;
+        const int lane = threadIdx.x & 31;
+        if (lane == 0) warp_buf[threadIdx.x >> 5] = make_float2(a, b);
+        __syncthreads();
+        const float2 w = lane < NW ? warp_buf[lane] : make_float2(0.0f, 0.0f);
+        a = w.x; b = w.y;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            a += __shfl_xor_sync(0xffffffffu, a, o);
+            b += __shfl_xor_sync(0xffffffffu, b, o);
+        }
+    }
+    if constexpr (CLUSTER > 1) {
+        if (threadIdx.x == 0) *cluster_buf = make_float2(a, b);
+        sol_cluster_sync();
+        float2 acc = sol_load_peer_shared2(cluster_buf, 0);  // same order in every CTA: identical results
+#pragma unroll
+        for (int r = 1; r < CLUSTER; ++r) {
+            const float2 p = sol_load_peer_shared2(cluster_buf, r);
+            acc.x += p.x; acc.y += p.y;
+        }
+        a = acc.x; b = acc.y;
+    }
+    return make_float2(a, b);
+}
+
 // Last read of data the kernel already read once (stream kernels' second pass): evict-first load. This one
 // hint measured faster on the H200 (the first read should stay in L2, the second should not keep it).
 template <typename T, int W>
