@@ -1115,6 +1115,40 @@ case("libm_and_cuda_math_functions", MATH_MISC, "k", (1,), (32,),
      lambda: [np.linspace(-1, 1, 32).astype(np.float32), np.zeros(32, np.float32)], _math_misc_ref, rtol=1e-4, atol=1e-4)
 
 
+SAMPLES_SHAREDMEMORY = r'''
+template <class T> struct SharedMemory {
+    __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; }
+    __device__ inline operator const T *() const { extern __shared__ int __smem[]; return (T *)__smem; }
+};
+template <> struct SharedMemory<double> {
+    __device__ inline operator double *() { extern __shared__ double __smem_d[]; return (double *)__smem_d; }
+};
+__shared__ int file_scope_counter;
+__device__ float d_scratch[64];
+template <class T, unsigned int blockSize>
+__global__ void reduce3(const T *g_idata, T *g_odata, unsigned int n) {
+    T *sdata = SharedMemory<T>();
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * (blockDim.x * 2) + threadIdx.x;
+    T mySum = (i < n) ? g_idata[i] : 0;
+    if (i + blockSize < n) mySum += g_idata[i + blockSize];
+    sdata[tid] = mySum;
+    if (tid == 0) file_scope_counter = 0;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) sdata[tid] = mySum = mySum + sdata[tid + s];
+        __syncthreads();
+    }
+    atomicAdd(&file_scope_counter, 1);
+    __syncthreads();
+    if (tid == 0) { d_scratch[blockIdx.x] = (float)file_scope_counter; g_odata[blockIdx.x] = mySum + (T)(d_scratch[blockIdx.x] - blockSize); }
+}'''
+case("cuda_samples_sharedmemory_struct_file_scope_shared", SAMPLES_SHAREDMEMORY, "reduce3<double, 64>", (3,), (64,),
+     lambda: [np.arange(300, dtype=np.float64), np.zeros(3), np.uint32(300)],
+     lambda a: {1: np.array([a[0][k * 128:(k + 1) * 128].sum() for k in range(3)])},
+     names=["reduce3<double, 64>", "reduce3<float, 64>"], shared_mem=64 * 8, rtol=0, atol=0)
+
+
 # ------------------------------------------------------------------ runner
 def _run_case(c, check=()):
     args = c["make"]()
@@ -1172,7 +1206,10 @@ extern "C" __global__ void am(unsigned* full, unsigned* branch, int* after_exit)
     full, branch, after = np.zeros(48, np.uint32), np.zeros(48, np.uint32), np.zeros(48, np.int32)
     full, branch, after = launch(src, "am", (1,), (48,), [full, branch, after])
     np.testing.assert_array_equal(full, [0xFFFFFFFF] * 32 + [0xFFFF] * 16)
-    np.testing.assert_array_equal(branch, [0xFFF] * 12 + [0] * 20 + [0xFFF] * 12 + [0] * 4)
+    if backend == "cpu":   # the GPU may predicate this short branch instead of diverging (then: all lanes)
+        np.testing.assert_array_equal(branch, [0xFFF] * 12 + [0] * 20 + [0xFFF] * 12 + [0] * 4)
+    else:
+        assert all((b & 0xFFF) == 0xFFF for b in np.r_[branch[:12], branch[32:44]])
     np.testing.assert_array_equal(after, [20] * 20 + [0] * 12 + [16] * 16)
 
 
@@ -1242,3 +1279,24 @@ extern "C" __global__ void wait_for_next_block(volatile int* flag, int* out) {
     with pytest.raises(kernels.KernelTimeout) as ei:
         launch(src, "wait_for_next_block", (2,), (32,), [np.zeros(1, np.int32), np.zeros(1, np.int32)])
     assert ei.value.line == line_of(src, "while (flag[0] == 0)")
+
+
+def test_racecheck_float_atomic_sum_that_cancels_is_not_a_race(cpu):
+    """Found here: racecheck compared float-atomic outputs with 1e-5 x |result|, so a naive
+    atomicAdd sum whose terms cancel (result ~0.01 from partial sums ~1e3) was reported as a data
+    race under another schedule. The tolerance now scales with the largest value the atomics saw."""
+    src = r'''
+extern "C" __global__ void naive_sum(const float* x, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(out, x[i]);
+}'''
+    x = (np.random.default_rng(5).standard_normal(128) * 100).astype(np.float32)
+    x = np.concatenate([x, -x[::-1]]).astype(np.float32)
+    x[0] += 0.01
+    with kernels.check("racecheck"):
+        out = launch(src, "naive_sum", (1,), (256,), [x, np.zeros(1, np.float32), np.int32(x.size)])[1]
+    assert abs(out[0] - 0.01) < 0.01
+    # a real race on the same output is still reported
+    bad = src.replace("atomicAdd(out, x[i]);", "out[0] += x[i];")
+    with kernels.check("racecheck"), pytest.raises(kernels.RaceError):
+        launch(bad, "naive_sum", (1,), (256,), [x, np.zeros(1, np.float32), np.int32(x.size)])

@@ -20,9 +20,9 @@ __forceinline__ float __low2float(__nv_bfloat162 v) { return float(v.x); }
 __forceinline__ float __high2float(__nv_bfloat162 v) { return float(v.y); }
 __forceinline__ __nv_bfloat162 __bfloat162bfloat162(__nv_bfloat16 h) { return __nv_bfloat162(h, h); }
 __forceinline__ __nv_bfloat16 atomicAdd(__nv_bfloat16* p, __nv_bfloat16 v) {
-    ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN __nv_bfloat16 o = *p; *p = __hadd(o, v); EMU_ATOMIC_END return o; }
+    EMU_ATOMIC_BEGIN __nv_bfloat16 o = *p; *p = __hadd(o, v); ::emu::note_float_atomic(float(o), float(v), float(*p)); EMU_ATOMIC_END return o; }
 __forceinline__ __nv_bfloat162 atomicAdd(__nv_bfloat162* p, __nv_bfloat162 v) {
-    ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN __nv_bfloat162 o = *p; *p = __hadd2(o, v); EMU_ATOMIC_END return o; }
+    EMU_ATOMIC_BEGIN __nv_bfloat162 o = *p; *p = __hadd2(o, v); ::emu::note_float_atomic(float(o.x) + float(o.y), float(v.x) + float(v.y), 0); EMU_ATOMIC_END return o; }
 // CUDA's names for the pair helpers (__nv_bfloat162)
 __forceinline__ __nv_bfloat16 __low2bfloat16(__nv_bfloat162 a) { return a.x; }
 __forceinline__ __nv_bfloat16 __high2bfloat16(__nv_bfloat162 a) { return a.y; }

@@ -29,9 +29,9 @@ __forceinline__ __half2 make_half2(__half a, __half b) { return __half2(a, b); }
 #define CUDART_NAN_FP16 __ushort_as_half((unsigned short)0x7FFFU)
 #define CUDART_MAX_NORMAL_FP16 __ushort_as_half((unsigned short)0x7BFFU)
 __forceinline__ __half atomicAdd(__half* p, __half v) {
-    ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN __half o = *p; *p = __hadd(o, v); EMU_ATOMIC_END return o; }
+    EMU_ATOMIC_BEGIN __half o = *p; *p = __hadd(o, v); ::emu::note_float_atomic(float(o), float(v), float(*p)); EMU_ATOMIC_END return o; }
 __forceinline__ __half2 atomicAdd(__half2* p, __half2 v) {
-    ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN __half2 o = *p; *p = __hadd2(o, v); EMU_ATOMIC_END return o; }
+    EMU_ATOMIC_BEGIN __half2 o = *p; *p = __hadd2(o, v); ::emu::note_float_atomic(float(o.x) + float(o.y), float(v.x) + float(v.y), 0); EMU_ATOMIC_END return o; }
 // CUDA's names for the pair helpers (__half2)
 __forceinline__ __half __low2half(__half2 a) { return a.x; }
 __forceinline__ __half __high2half(__half2 a) { return a.y; }

@@ -280,8 +280,8 @@ EMU_ATOMIC_INT(long long)
 #undef EMU_ATOMIC_INT
 __forceinline__ unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
     EMU_ATOMIC_BEGIN unsigned short o = *p; if (o == cmp) *p = v; EMU_ATOMIC_END return o; }
-__forceinline__ float atomicAdd(float* p, float v) { ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN float o = *p; *p = o + v; EMU_ATOMIC_END return o; }
-__forceinline__ double atomicAdd(double* p, double v) { ::emu::g_float_atomics = 1; EMU_ATOMIC_BEGIN double o = *p; *p = o + v; EMU_ATOMIC_END return o; }
+__forceinline__ float atomicAdd(float* p, float v) { EMU_ATOMIC_BEGIN float o = *p; *p = o + v; ::emu::note_float_atomic(o, v, o + v); EMU_ATOMIC_END return o; }
+__forceinline__ double atomicAdd(double* p, double v) { EMU_ATOMIC_BEGIN double o = *p; *p = o + v; ::emu::note_float_atomic(o, v, o + v); EMU_ATOMIC_END return o; }
 __forceinline__ float atomicExch(float* p, float v) { EMU_ATOMIC_BEGIN float o = *p; *p = v; EMU_ATOMIC_END return o; }
 __forceinline__ unsigned atomicInc(unsigned* p, unsigned v) { EMU_ATOMIC_BEGIN unsigned o = *p; *p = (o >= v) ? 0 : o + 1; EMU_ATOMIC_END return o; }
 __forceinline__ unsigned atomicDec(unsigned* p, unsigned v) { EMU_ATOMIC_BEGIN unsigned o = *p; *p = (o == 0 || o > v) ? v : o - 1; EMU_ATOMIC_END return o; }

@@ -50,6 +50,7 @@ struct emu_result {
     char message[1024];
     char* printf_buf;         // device printf output of the launch
     unsigned long long printf_len;
+    double float_atomic_mag;  // largest |value| a float atomic read, added or wrote (racecheck tolerance)
 };
 
 typedef void (*emu_body_fn)(void* ctx);
@@ -83,6 +84,12 @@ extern uint3_ g_blockIdx __attribute__((visibility("hidden")));
 extern uint3_ g_blockDim __attribute__((visibility("hidden")));
 extern uint3_ g_gridDim __attribute__((visibility("hidden")));
 extern int g_float_atomics __attribute__((visibility("hidden")));
+extern double g_float_atomic_mag __attribute__((visibility("hidden")));
+inline void note_float_atomic(double o, double v, double n) {
+    g_float_atomics = 1;
+    double m = o < 0 ? -o : o; if ((v < 0 ? -v : v) > m) m = v < 0 ? -v : v; if ((n < 0 ? -n : n) > m) m = n < 0 ? -n : n;
+    if (m > g_float_atomic_mag) g_float_atomic_mag = m;
+}
 extern unsigned long long g_dyn_smem_bytes __attribute__((visibility("hidden")));
 // racecheck: barrier interval (bumped at every block start and barrier completion)
 // and per-warp count of completed warp operations (orders lanes of one warp)

@@ -42,6 +42,7 @@ namespace emu {
 Thread* g_cur;
 uint3_ g_blockIdx, g_blockDim, g_gridDim;
 int g_float_atomics;
+double g_float_atomic_mag;
 unsigned long long g_dyn_smem_bytes;
 unsigned long long g_epoch;
 unsigned g_warp_gen[32];
@@ -748,6 +749,7 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
     ensure_stacks(n);
     g_printf_len = 0;
     g_float_atomics = 0;
+    g_float_atomic_mag = 0;
     g_dyn_smem_bytes = cfg->shared_mem;
 #ifdef EMU_ASAN
     // Accesses past the launch's dynamic shared memory size are reported by ASan.
@@ -859,6 +861,7 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
     sigaltstack(&old_ss, nullptr);
 
     res->float_atomics = g_float_atomics;
+    res->float_atomic_mag = g_float_atomic_mag;
     res->printf_buf = g_printf;
     res->printf_len = g_printf_len;
     g_cur = nullptr;
