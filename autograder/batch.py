@@ -71,7 +71,17 @@ class BatchResult:
 # ----------------------------------------------------------------------------- discovery
 
 def _student_id(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "student"
+    """A path- and nbgrader-safe id; Chinese (any Unicode letters) kept, spaces and punctuation -> "_"."""
+    return re.sub(r"[^\w.-]", "_", name).strip(".") or "student"
+
+
+def _unique(sid: str, taken) -> str:
+    """``sid``, or ``sid-2``, ``sid-3``... when another submission already has it
+    ("张 三.ipynb" and "张_三.ipynb" must not overwrite each other)."""
+    out, k = sid, 2
+    while out in taken:
+        out, k = f"{sid}-{k}", k + 1
+    return out
 
 
 def is_course_dir(path: Path) -> bool:
@@ -88,15 +98,34 @@ def discover(source: Path, assignment: str, notebook: str) -> list[Submission]:
                 subs[d.name] = Submission(d.name, nb, _hints_file(nb))
         return list(subs.values())
     for p in sorted(source.iterdir()):
-        if p.is_file() and p.suffix == ".ipynb":
-            subs[_student_id(p.stem)] = Submission(_student_id(p.stem), p, _hints_file(p))
-        elif p.is_dir() and not p.name.startswith("."):
-            nbs = sorted(x for x in p.glob("*.ipynb"))
+        if p.is_file() and p.suffix.lower() == ".ipynb" and not p.name.startswith("."):
+            sid = _unique(_student_id(p.stem), subs)
+            subs[sid] = Submission(sid, p, _hints_file(p))
+        elif p.is_dir() and not p.name.startswith(".") and p.name != ".ipynb_checkpoints":
+            nbs = sorted(x for x in p.glob("*.ipynb") if not x.name.startswith("."))
             if not nbs:
                 continue
             nb = next((x for x in nbs if x.stem == notebook), nbs[0])
-            subs[_student_id(p.name)] = Submission(_student_id(p.name), nb, _hints_file(nb))
+            sid = _unique(_student_id(p.name), subs)
+            subs[sid] = Submission(sid, nb, _hints_file(nb))
     return list(subs.values())
+
+
+def preflight(sub: Submission, lesson_id: str, template) -> tuple:
+    """``(notebook_to_submit or None, problem or "", notes)`` before nbgrader sees a submission:
+    an unreadable file or another lesson's notebook is reported (Chinese) instead of graded;
+    nbgrader metadata stripped by VS Code / Colab is restored from the template so that
+    nbgrader can find (and restore) the graded cells."""
+    from . import check
+    from . import notebook as nbio
+    try:
+        nb = nbio.read(sub.notebook)
+    except (nbio.NotebookReadError, OSError) as exc:
+        return None, str(exc), []
+    wrong = check.wrong_lesson_message(nb, lesson_id)
+    if wrong:
+        return None, wrong, []
+    return nb, "", check.repair(nb, template)
 
 
 def _hints_file(nb: Path) -> Path | None:
@@ -333,11 +362,25 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
         course.mkdir(parents=True)
         write_course_config(course, cell_timeout_s)
         build_course(course, solution, lesson_id, cell_timeout_s=cell_timeout_s)
+    rejected = {}
     if course != source:
+        import nbformat
+
+        from . import check
+        template = check.template_notebook(lesson_cfg)
         for sub in subs:
             dest = course / "submitted" / sub.student / lesson_id
+            nb, problem, notes = preflight(sub, lesson_id, template)
+            if problem:     # reported in the gradebook (status "invalid"), never given to nbgrader
+                rejected[sub.student] = {"status": "invalid", "reason": problem, "rubric": None}
+                if dest.is_dir():
+                    shutil.rmtree(dest)
+                continue
             dest.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(sub.notebook, dest / f"{notebook}.ipynb")
+            if notes:
+                nbformat.write(nb, str(dest / f"{notebook}.ipynb"))
+            else:
+                shutil.copyfile(sub.notebook, dest / f"{notebook}.ipynb")
             if sub.hints_file:  # the hint ladder's record travels with the notebook
                 (dest / ".hints").mkdir(exist_ok=True)
                 shutil.copyfile(sub.hints_file, dest / ".hints" / f"{notebook}.json")
@@ -348,12 +391,13 @@ def grade_batch(source, lesson_id: str, out_dir, workers: int = 2, seed: int | N
     seeds = {s.student: (seed if seed is not None else secrets.randbelow(2**31)) for s in subs}
     jobs = [(s.student, _worker_args(course, lesson_id, notebook, s.student, lesson_id, seeds[s.student],
                                      cell_timeout_s, feedback, work / f"{s.student}.json"),
-             work / f"{s.student}.json") for s in subs]
+             work / f"{s.student}.json") for s in subs if s.student not in rejected]
     phases["setup"] = time.monotonic() - tick
     tick = time.monotonic()
     # Each student's seed goes to the hidden tests through AUTOGRADER_SEED.
     envs = {s.student: {**env, "AUTOGRADER_SEED": str(seeds[s.student])} for s in subs}
-    results = run_workers(jobs, workers, time_limit_s + startup_slack_s, progress, env, work, envs)
+    results = run_workers(jobs, workers, time_limit_s + startup_slack_s, progress, env, work, envs) if jobs else {}
+    results.update(rejected)
     phases["grading"] = time.monotonic() - tick
 
     tick = time.monotonic()

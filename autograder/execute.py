@@ -74,11 +74,21 @@ def run(nb, *, cwd=None, time_limit_s: float = 240, cell_timeout_s: int = 120,
 
 
 def _unfinished_cell(nb) -> str:
-    """"第 k 个单元格（first line）": the first non-empty code cell that has not finished running."""
+    """Where the run stopped: "第 k 个单元格（first line）", the first non-empty code cell that has
+    not finished.  A dying kernel is sometimes only noticed at the NEXT cell, so a previous cell
+    that ran but printed nothing is named too."""
+    def label(i, c):
+        first = next((ln.strip() for ln in c.source.splitlines() if ln.strip()), "")[:60]
+        return f"第 {i + 1} 个单元格（{first}）"
+    prev = None
     for i, c in enumerate(nb.cells):
-        if c.cell_type == "code" and c.source.strip() and c.get("execution_count") is None:
-            first = next((ln.strip() for ln in c.source.splitlines() if ln.strip()), "")[:60]
-            return f"第 {i + 1} 个单元格（{first}）"
+        if c.cell_type != "code" or not c.source.strip():
+            continue
+        if c.get("execution_count") is None:
+            if prev is not None and not prev[1].get("outputs"):
+                return f"{label(i, c)}，或它之前刚运行过的{label(*prev)}"
+            return label(i, c)
+        prev = (i, c)
     return ""
 
 

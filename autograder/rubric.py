@@ -177,21 +177,32 @@ def is_blank(text: str) -> bool:
     return len(re.sub(r"\W", "", normalize(text))) < 2
 
 
-# Function words a written sentence almost always has and a pasted keyword list lacks.
-_FUNCTION = re.compile(r"[的是了在会把被时就也都要让和与而为对中到用使得可能这那其它该个后前再并即若如果当因为所以导致]|"
-                       r"\b(the|a|an|is|are|was|be|to|of|in|on|and|it|this|that|when|if|then|so|because|will|can|by|"
-                       r"with|for|into|from|as)\b", re.I)
+# English function words a written sentence almost always has and a pasted keyword list lacks.
+_FUNCTION = re.compile(r"(the|a|an|is|are|was|were|be|to|of|in|on|and|or|it|its|this|that|will|can|by|with|for|"
+                       r"into|from|as|each|every|which|we|you|they|not|no|has|have|at|gets?|makes?|becomes?)", re.I)
 
 
 def keyword_list(sentence: str) -> bool:
-    """A "sentence" that is really a pasted list of terms (keyword stuffing): many short
-    chunks separated by spaces / commas, almost none of them carrying a function word."""
-    chunks = [c for c in re.split(r"[\s,，、/|]+", sentence) if c]
-    if len(chunks) < 8:
+    """A "sentence" that is really a pasted list of terms (keyword stuffing).
+
+    Chinese prose never puts a space between two Chinese words, so several
+    "词 词" gaps between short Chinese runs mark a term list; an ASCII-only
+    sentence is a term list when it has many words and (almost) no function words.
+    """
+    runs = _CJK_RUN.findall(sentence)
+    if runs:
+        gaps = len(_CJK_GAP.findall(sentence))
+        return gaps >= 4 and sum(len(r) for r in runs) / len(runs) <= 4
+    if len(re.findall(r"[=*/+<>]", sentence)) >= 2:      # code or a formula, not a term list
         return False
-    avg = sum(len(c) for c in chunks) / len(chunks)
-    prose = sum(1 for c in chunks if _FUNCTION.search(c) and not _CONNECTIVE_RE.fullmatch(c))
-    return avg <= 12 and prose <= len(chunks) // 6
+    words = [w for w in re.split(r"[\s,;:()]+", sentence) if re.fullmatch(r"[a-z][a-z0-9_'-]*", w, re.I)]
+    if len(words) < 8:
+        return False
+    return sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8
+
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_CJK_GAP = re.compile(r"[\u4e00-\u9fff][ \t]+(?=[\u4e00-\u9fff])")
 
 
 def _drop_copied(norm: str, prompt: str) -> tuple:
