@@ -1300,3 +1300,26 @@ extern "C" __global__ void naive_sum(const float* x, float* out, int n) {
     bad = src.replace("atomicAdd(out, x[i]);", "out[0] += x[i];")
     with kernels.check("racecheck"), pytest.raises(kernels.RaceError):
         launch(bad, "naive_sum", (1,), (256,), [x, np.zeros(1, np.float32), np.int32(x.size)])
+
+
+def test_saturating_float_to_int_intrinsics_and_xor_shuffle_into_earlier_segment(backend):
+    """Found here: __float2int_rn & co. used a plain C cast (x86: INT_MIN for any out-of-range value or
+    NaN; the GPU saturates and gives 0 for NaN), and __shfl_xor_sync with width < 32 returned the
+    caller's own value when the xor lane lay in an *earlier* segment (CUDA: only later segments)."""
+    src = r'''
+extern "C" __global__ void conv(const float* f, int* i, unsigned* u, long long* ll, float* xo) {
+    int t = threadIdx.x;
+    i[t] = __float2int_rn(f[t]);
+    u[t] = __float2uint_rn(f[t]);
+    ll[t] = __float2ll_rn(f[t]);
+    xo[t] = __shfl_xor_sync(0xffffffffu, (float)t, 16, 16);
+}'''
+    f = np.array([3e9, -3e9, np.nan, np.inf, -np.inf, 2.5, -2.5, 1e20] * 4, np.float32)
+    i, u, ll, xo = (np.zeros(32, np.int32), np.zeros(32, np.uint32), np.zeros(32, np.int64),
+                    np.zeros(32, np.float32))
+    _, i, u, ll, xo = launch(src, "conv", (1,), (32,), [f, i, u, ll, xo])
+    imax, imin = 2**31 - 1, -2**31
+    np.testing.assert_array_equal(i[:8], [imax, imin, 0, imax, imin, 2, -2, imax])
+    np.testing.assert_array_equal(u[:8], [3000000000, 0, 0, 2**32 - 1, 0, 2, 0, 2**32 - 1])
+    np.testing.assert_array_equal(ll[:8], [3000000000, -3000000000, 0, 2**63 - 1, -2**63, 2, -2, 2**63 - 1])
+    np.testing.assert_array_equal(xo, list(range(16)) + list(range(16)))

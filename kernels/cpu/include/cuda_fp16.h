@@ -11,8 +11,8 @@ __forceinline__ __half __float2half_rn(float f) { return __half(f); }
 __forceinline__ __half __double2half(double d) { return __half((float)d); }
 __forceinline__ float __half2float(__half h) { return float(h); }
 __forceinline__ __half __int2half_rn(int i) { return __half((float)i); }
-__forceinline__ int __half2int_rn(__half h) { return (int)std::nearbyint(float(h)); }
-__forceinline__ int __half2int_rz(__half h) { return (int)float(h); }
+__forceinline__ int __half2int_rn(__half h) { return __float2int_rn(float(h)); }
+__forceinline__ int __half2int_rz(__half h) { return __float2int_rz(float(h)); }
 __forceinline__ __half __ushort_as_half(unsigned short b) { return __half::from_bits(b); }
 __forceinline__ unsigned short __half_as_ushort(__half h) { return h.__x; }
 __forceinline__ __half __short_as_half(short b) { return __half::from_bits((unsigned short)b); }

@@ -144,6 +144,12 @@ __forceinline__ unsigned __urhadd(unsigned a, unsigned b) { return (unsigned)(((
 __forceinline__ unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
     unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)((v << (s & 31)) >> 32);
 }
+__forceinline__ unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
+    unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)((v << (s > 32 ? 32 : s)) >> 32);
+}
+__forceinline__ unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
+    unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)(v >> (s > 32 ? 32 : s));
+}
 __forceinline__ unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
     unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)(v >> (s & 31));
 }
@@ -180,17 +186,31 @@ __forceinline__ float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1
 __forceinline__ float exp10f(float x) { return std::pow(10.0f, x); }
 __forceinline__ float normcdff(float x) { return 0.5f * std::erfc(-x * 0.70710678118654752f); }
 __forceinline__ double normcdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752); }
-__forceinline__ int __float2int_rn(float x) { return (int)std::nearbyint(x); }
-__forceinline__ int __float2int_rz(float x) { return (int)x; }
-__forceinline__ int __float2int_rd(float x) { return (int)std::floor(x); }
-__forceinline__ int __float2int_ru(float x) { return (int)std::ceil(x); }
-__forceinline__ unsigned __float2uint_rn(float x) { return (unsigned)std::nearbyint(x); }
-__forceinline__ long long __float2ll_rn(float x) { return (long long)std::nearbyint(x); }
+// GPU conversions saturate (cvt.*i.sat semantics): out of range -> the type's min/max, NaN -> 0.
+template <class I> __forceinline__ I emu_sat_int(double v) {
+    if (v != v) return 0;
+    if (v <= (double)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
+    if (v >= (double)std::numeric_limits<I>::max()) return std::numeric_limits<I>::max();
+    return (I)v;
+}
+__forceinline__ int __float2int_rn(float x) { return emu_sat_int<int>(std::nearbyint((double)x)); }
+__forceinline__ int __float2int_rz(float x) { return emu_sat_int<int>(std::trunc((double)x)); }
+__forceinline__ int __float2int_rd(float x) { return emu_sat_int<int>(std::floor((double)x)); }
+__forceinline__ int __float2int_ru(float x) { return emu_sat_int<int>(std::ceil((double)x)); }
+__forceinline__ unsigned __float2uint_rn(float x) { return emu_sat_int<unsigned>(std::nearbyint((double)x)); }
+__forceinline__ unsigned __float2uint_rz(float x) { return emu_sat_int<unsigned>(std::trunc((double)x)); }
+__forceinline__ unsigned __float2uint_rd(float x) { return emu_sat_int<unsigned>(std::floor((double)x)); }
+__forceinline__ unsigned __float2uint_ru(float x) { return emu_sat_int<unsigned>(std::ceil((double)x)); }
+__forceinline__ long long __float2ll_rn(float x) { return emu_sat_int<long long>(std::nearbyint((double)x)); }
+__forceinline__ long long __float2ll_rz(float x) { return emu_sat_int<long long>(std::trunc((double)x)); }
+__forceinline__ long long __double2ll_rn(double x) { return emu_sat_int<long long>(std::nearbyint(x)); }
+__forceinline__ int __double2int_rz(double x) { return emu_sat_int<int>(std::trunc(x)); }
+__forceinline__ unsigned __double2uint_rn(double x) { return emu_sat_int<unsigned>(std::nearbyint(x)); }
 __forceinline__ float __int2float_rn(int x) { return (float)x; }
 __forceinline__ float __uint2float_rn(unsigned x) { return (float)x; }
 __forceinline__ double __int2double_rn(int x) { return (double)x; }
 __forceinline__ float __double2float_rn(double x) { return (float)x; }
-__forceinline__ int __double2int_rn(double x) { return (int)std::nearbyint(x); }
+__forceinline__ int __double2int_rn(double x) { return emu_sat_int<int>(std::nearbyint(x)); }
 // erfinv by Newton iterations on erf (double precision, enough for float results).
 inline double emu_erfinv_d(double y) {
     if (y <= -1.0) return y == -1.0 ? -HUGE_VAL : NAN;

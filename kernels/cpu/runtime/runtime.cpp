@@ -385,7 +385,7 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long val, int ar
         case OP_SHFL_IDX: src = segment + (arg & (width - 1)); break;
         case OP_SHFL_UP: src = lane - arg; if (src < segment) src = lane; break;
         case OP_SHFL_DOWN: src = lane + arg; if (src >= segment + width) src = lane; break;
-        case OP_SHFL_XOR: src = lane ^ arg; if (src < segment || src >= segment + width) src = lane; break;
+        case OP_SHFL_XOR: src = lane ^ arg; if (src >= segment + width) src = lane; break;   // earlier segments: allowed (PTX shfl.bfly)
         }
         if (src < 0 || src > 31) src = lane;
     }
