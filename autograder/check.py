@@ -140,6 +140,9 @@ def grade_notebook(path, lesson_id: Optional[str] = None, *, seed: Optional[int]
         executed = ex.nb
         if ex.error:
             errors.append(ex.error)
+    elif not any(c.get("execution_count") for c in nb.cells if c.cell_type == "code"):
+        notes.append("笔记本里没有运行过的输出（--no-execute 只评已保存的输出），代码项按未运行计 0 分；"
+                     "去掉 --no-execute 重新评分，或在 Jupyter 里“运行全部”并保存后再检查。")
     usage = hints.read_sidecar(path)
     if nbio.is_solution_notebook(nb):
         student_view = nbio.filled(nb)
