@@ -1323,3 +1323,26 @@ extern "C" __global__ void conv(const float* f, int* i, unsigned* u, long long* 
     np.testing.assert_array_equal(u[:8], [3000000000, 0, 0, 2**32 - 1, 0, 2, 0, 2**32 - 1])
     np.testing.assert_array_equal(ll[:8], [3000000000, -3000000000, 0, 2**63 - 1, -2**63, 2, -2, 2**63 - 1])
     np.testing.assert_array_equal(xo, list(range(16)) + list(range(16)))
+
+
+def test_intra_block_spin_wait_with_nanosleep_backoff(backend):
+    """Found here: a consumer thread spinning on a volatile shared flag with __nanosleep back-off,
+    set by a thread of a later warp, never let the producer run (fibers are not preempted) and timed
+    out. __nanosleep now yields to the other threads of the block (legal on Volta+ GPUs)."""
+    src = r'''
+extern "C" __global__ void handoff(int* out) {
+    __shared__ volatile int flag;
+    __shared__ volatile int data;
+    if (threadIdx.x == 0) flag = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        while (flag == 0) __nanosleep(64);
+        out[0] = data;
+    } else if (threadIdx.x == 32) {
+        data = 42;
+        __threadfence_block();
+        flag = 1;
+    }
+}'''
+    out = launch(src, "handoff", (2,), (64,), [np.zeros(1, np.int32)])[0]
+    assert out[0] == 42

@@ -323,7 +323,8 @@ __forceinline__ unsigned long long emu_clock() {
 #endif
 }
 __forceinline__ long long clock64() { return (long long)emu_clock(); }
-__forceinline__ void __nanosleep(unsigned) {}
+// A spin-wait's back-off: lets the other threads of the block run (fibers are never preempted).
+__forceinline__ void __nanosleep(unsigned) { ::emu::yield_now(); }
 
 // ---- barriers ---------------------------------------------------------------
 __forceinline__ void __syncthreads(int line = __builtin_LINE()) { ::emu::barrier(::emu::BAR_SYNC, 1, line); }

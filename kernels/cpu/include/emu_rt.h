@@ -115,6 +115,7 @@ __attribute__((visibility("hidden")))
 int device_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((visibility("hidden")))
 unsigned activemask(int line);
+void yield_now();
 __attribute__((visibility("hidden"))) [[noreturn]]
 void report_race(int kind, unsigned long long pc, unsigned long long pc2, int other_thread, unsigned other_block,
                  unsigned long long addr, const char* what);

@@ -396,6 +396,11 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long val, int ar
     return t->result;
 }
 
+void yield_now() {
+    // The caller stays runnable; the next runnable thread (round robin) goes first.
+    yield_to_next(g_cur, false);
+}
+
 unsigned activemask(int line) {
     // The lanes converged at this call: the caller waits (without synchronising anything)
     // until every thread of the block is blocked or has exited; then the lanes of its warp
