@@ -223,7 +223,7 @@ def grade_executed(nb, lesson_id: Optional[str] = None, *, seed: Optional[int] =
             gid = item.get("grade_id") or iid
             cell = nbio.cells_by_grade_id(student_nb).get(gid) or cells.get(gid)
             if cell is None:
-                entry["message"] = f"找不到答题单元格「{gid}」"
+                entry["message"] = f"找不到答题单元格「{gid}」：它被删除了；请从原始课程笔记本把答题单元格复制回来，把答案写在里面"
             else:
                 text, note = nbio.answer_text(cell), ""
                 if not rubric.is_blank(text):
@@ -243,7 +243,8 @@ def grade_executed(nb, lesson_id: Optional[str] = None, *, seed: Optional[int] =
             if data:
                 entry["families"] = data.get("families", [])
             if cell is None:
-                entry["message"] = f"找不到测试单元格「{gid}」"
+                entry["message"] = (f"找不到测试单元格「{gid}」：它被删除了（或改成了别的单元格）。测试单元格不能删除，"
+                                    f"请从原始课程笔记本把它复制回来再提交")
             elif cell.get("execution_count") is None and not cell.get("outputs"):
                 entry["message"] = "测试单元格没有运行（执行中断、超时或前面的单元格出错导致内核退出）"
             elif (err := nbio.cell_error(cell)) is not None:

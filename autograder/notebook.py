@@ -140,10 +140,12 @@ def stray_answer(nb, template, gid: str) -> str:
     idx = next((i for i, c in enumerate(cells) if grade_id(c) == gid), None)
     if idx is None:
         return ""
+    heads = [_squash(c.source) for c in template.cells if c.cell_type == "markdown" and len(_squash(c.source)) > 20]
     parts = []
     j = idx + 1
     while j < len(cells) and cells[j].cell_type in ("markdown", "raw") and not grade_id(cells[j]) \
-            and _squash(cells[j].source) not in tsq:
+            and _squash(cells[j].source) not in tsq \
+            and not any(_squash(cells[j].source).startswith(h) for h in heads):   # the next question, edited
         parts.append(cells[j].source)
         j += 1
     prompt = template_prompt(template, gid)

@@ -323,3 +323,29 @@ def test_cuda_syntax_error_shows_the_compiler_line(tmp_path):
     msg = item(res, "code_normal")["message"]
     assert item(res, "code_normal")["points"] == 0 and "编译失败" in msg and "104" in msg
     assert "请补全 ______" not in msg
+
+
+def test_answers_appended_to_two_question_cells_stay_with_their_questions(tmp_path):
+    nb = make(answers={})
+    for gid in ("q2", "q3"):
+        i = nb.cells.index(cell(nb, gid))
+        nb.cells[i - 1].source += "\n\n" + ANSWERS[gid]
+    res = grade(tmp_path, nb)
+    assert item(res, "q2")["points"] == 2.0 and item(res, "q3")["points"] == 2.0
+    assert item(res, "q1")["points"] == 0
+
+
+def test_deleted_answer_cell_replaced_by_a_new_cell_below_the_question(tmp_path):
+    nb = make()
+    q1 = cell(nb, "q1")
+    i = nb.cells.index(q1)
+    nb.cells[i] = nbformat.v4.new_markdown_cell(ANSWERS["q1"])
+    res = grade(tmp_path, nb)
+    assert item(res, "q1")["points"] == 2.0 and any("q1" in n for n in res.notes)
+
+
+def test_deleted_test_cell_says_what_to_do(tmp_path):
+    nb = make()
+    nb.cells.remove(cell(nb, "test_code_boundary"))
+    it = item(grade(tmp_path, nb), "code_boundary")
+    assert it["points"] == 0 and "被删除" in it["message"]
