@@ -17,7 +17,7 @@ SEED=${SEED:-20261129}
 } 2>&1 | tee "$OUT/env.txt"
 
 # Lesson gradings in parallel (GPU and CPU emulator, same seed), while pytest runs the GPU-marked tests.
-for nb in solutions/0*.ipynb lessons/0*.ipynb; do
+for nb in solutions/0*.ipynb lessons/0*.ipynb examples/submissions/*.ipynb; do
   tag=$(echo "$nb" | tr '/' '_' | sed 's/.ipynb//')
   ( KERNELS_BACKEND=cupy timeout 420 python3 -m autograder.cli check "$nb" --json --seed "$SEED" > "$OUT/gpu_$tag.json" 2> "$OUT/gpu_$tag.err";
     KERNELS_BACKEND=cpu  timeout 420 python3 -m autograder.cli check "$nb" --json --seed "$SEED" > "$OUT/cpu_$tag.json" 2> "$OUT/cpu_$tag.err" ) &
