@@ -52,6 +52,9 @@ def normalize(text: str) -> str:
     t = re.sub(r"\*\*|~~", "", t)
     t = re.sub(r"(?<!\w)__([^\s_][^_\n]*?[^\s_]|[^\s_])__(?!\w)", r"\1", t)   # __bold__, not __syncthreads
     t = re.sub(r"(?m)^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+", "", t)  # headings, quotes, list markers
+    # English comparisons as symbols, so "eps is smaller than 1e-7" meets the same synonym as "eps < 1e-7"
+    t = re.sub(r"\b(?:is |are |was )?(?:smaller|less|lower) than\b", " < ", t, flags=re.I)
+    t = re.sub(r"\b(?:is |are |was )?(?:greater|larger|bigger|higher) than\b", " > ", t, flags=re.I)
     t = re.sub(r"[ \t\u3000]+", " ", t)
     return t.lower().strip()
 
@@ -60,10 +63,33 @@ def sentences(text: str) -> List[str]:
     return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s and s.strip()]
 
 
+_LIGHT = re.compile(r" \?|\([^()]*\|[^()]*\)")
+
+
+def _light_pattern(syn: str) -> str:
+    """The rubric's light notation (used without "re:"): " ?" = optional space, "(a|b|c)" = one of;
+    everything else literal.  ("取决于 ?eps", "eps ?(<=|≤|<|小于) ?1e-7")"""
+    out, pos = [], 0
+    for m in re.finditer(r" \?|\(([^()]*\|[^()]*)\)| ", syn):
+        out.append(re.escape(syn[pos:m.start()]))
+        tok = m.group(0)
+        if tok.startswith("("):
+            out.append("(?:" + "|".join(re.escape(a).replace(r"\ ", r"\s*") for a in m.group(1).split("|")) + ")")
+        else:
+            out.append(r"\s*")
+        pos = m.end()
+    out.append(re.escape(syn[pos:]))
+    return "".join(out)
+
+
 def _syn_regex(syn: str) -> str:
     if syn.startswith("re:"):
         return syn[3:]
-    esc = re.escape(unicodedata.normalize("NFKC", syn).lower())
+    norm = unicodedata.normalize("NFKC", syn).lower()
+    if _LIGHT.search(norm):
+        esc = _light_pattern(norm)
+    else:
+        esc = re.escape(norm)
     esc = esc.replace(r"\ ", r"\s*")
     if re.match(r"[a-z0-9_]", syn.lower()):
         esc = r"(?<![a-z0-9_])" + esc       # ASCII synonyms start a word; longer ones match prefixes ("coalesc")

@@ -349,3 +349,18 @@ def test_deleted_test_cell_says_what_to_do(tmp_path):
     nb.cells.remove(cell(nb, "test_code_boundary"))
     it = item(grade(tmp_path, nb), "code_boundary")
     assert it["points"] == 0 and "被删除" in it["message"]
+
+
+@pytest.mark.parametrize("text", ["结果取决于 eps", "结果取决于eps", "与 eps 有关", "eps 不超过 1e-7",
+                                  "eps is smaller than 1e-7"])
+def test_rubric_light_notation_optional_space_and_alternatives(text):
+    # grading_rubric.yaml writes "取决于 ?eps" and "eps ?(<=|≤|<|小于|不超过|不大于) ?1e-7" without "re:"
+    spec = check.config.lesson(LESSON)["items"]["q2"]["rubric"]
+    assert rubric.concept_regex(spec["concepts"]["eps_dep"]).search(rubric.normalize(text))
+
+
+def test_english_paraphrase_of_q2_gets_full_marks(tmp_path):
+    en = ("If the two-moment formula gives a variance of -1e-7 and eps is smaller than 1e-7, var + eps is negative, "
+          "so rsqrtf returns NaN. The NaN propagates to the whole row because every output uses inv_std. "
+          "fmaxf clamps var to 0, so var + eps >= eps > 0.")
+    assert item(grade(tmp_path, make(answers={"q2": en})), "q2")["points"] == 2.0
