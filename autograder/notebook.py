@@ -93,9 +93,11 @@ def restore_grade_ids(nb, template) -> List[str]:
         tid = tc.get("id")
         if tid:
             cand = next((c for c in cells if c.get("id") == tid and free(c, tc.cell_type)), None)
-        if cand is None:
-            sq = _squash(tc.source)
-            cand = next((c for c in cells if free(c, tc.cell_type) and _squash(c.source) == sq), None)
+        sq = _squash(tc.source)
+        by_source = lambda: next((c for c in cells if free(c, tc.cell_type) and _squash(c.source) == sq), None)  # noqa: E731
+        editable = bool(nbgrader_meta(tc).get("solution"))
+        if cand is None and not editable:      # locked cells: same source; answer cells share a placeholder
+            cand = by_source()
         if cand is None and ti > 0:
             prev = template.cells[ti - 1]
             psq = _squash(prev.source)
@@ -106,6 +108,8 @@ def restore_grade_ids(nb, template) -> List[str]:
                     if free(nxt, tc.cell_type) or (tc.cell_type == "markdown" and free(nxt, nxt.cell_type)):
                         cand = nxt
                     break
+        if cand is None and editable:
+            cand = by_source()
         if cand is not None:
             cand.setdefault("metadata", nbformat.NotebookNode())
             cand.metadata["nbgrader"] = copy.deepcopy(nbgrader_meta(tc))

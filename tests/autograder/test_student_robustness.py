@@ -364,3 +364,11 @@ def test_english_paraphrase_of_q2_gets_full_marks(tmp_path):
           "so rsqrtf returns NaN. The NaN propagates to the whole row because every output uses inv_std. "
           "fmaxf clamps var to 0, so var + eps >= eps > 0.")
     assert item(grade(tmp_path, make(answers={"q2": en})), "q2")["points"] == 2.0
+
+
+def test_stripped_metadata_with_one_answer_left_blank_keeps_answers_in_place(tmp_path):
+    answers = dict(ANSWERS)
+    answers["q1"] = "YOUR ANSWER HERE（请在此作答）"
+    res = grade(tmp_path, _strip_nbgrader(make(answers=answers)))
+    assert item(res, "explain_code")["points"] == 1.0 and item(res, "q1")["points"] == 0
+    assert item(res, "q2")["points"] == 2.0 and item(res, "q3")["points"] == 2.0
