@@ -1400,3 +1400,31 @@ extern "C" __global__ void q8(const float* x, unsigned char* e4, unsigned char* 
     np.testing.assert_array_equal(e5, want5)
     t4 = _fp8_table(True)
     np.testing.assert_array_equal(back, [(-1 if c & 0x80 else 1) * t4[c & 0x7F] for c in want4])
+
+
+def test_cg_memcpy_async_and_wait(backend):
+    """Found here: <cooperative_groups/memcpy_async.h> was missing (NVRTC has it)."""
+    src = r'''
+#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void rowsum(const float* x, float* y, int C) {
+    extern __shared__ float row[];
+    cg::thread_block block = cg::this_thread_block();
+    cg::memcpy_async(block, row, x + (size_t)blockIdx.x * C, sizeof(float) * C);
+    cg::wait(block);
+    if (block.thread_rank() == 0) {
+        float s = 0.f;
+        for (int i = 0; i < C; ++i) s += row[i];
+        y[blockIdx.x] = s;
+    }
+}'''
+    x = f32(3, 100)
+    with kernels.check("memcheck", "racecheck") if backend == "cpu" else _nullcontext():
+        y = launch(src, "rowsum", (3,), (64,), [x, np.zeros(3, np.float32), np.int32(100)], shared_mem=400)[1]
+    np.testing.assert_allclose(y, x.sum(1), rtol=1e-5, atol=1e-5)
+
+
+def _nullcontext():
+    import contextlib
+    return contextlib.nullcontext()
