@@ -1428,3 +1428,19 @@ extern "C" __global__ void rowsum(const float* x, float* y, int C) {
 def _nullcontext():
     import contextlib
     return contextlib.nullcontext()
+
+
+def test_racecheck_bf16_atomic_accumulation_is_not_a_race(cpu):
+    """Found here: bf16 outputs arrive as uint16 and were compared bit-exactly, so a bf16 atomicAdd
+    accumulation (rounding depends on the order) was reported as a race under another schedule."""
+    src = r'''
+#include <cuda_bf16.h>
+extern "C" __global__ void acc(const float* x, __nv_bfloat16* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&out[i % 4], __float2bfloat16(x[i]));
+}'''
+    x = f32(256) * 10
+    with kernels.check("racecheck"):
+        out = launch(src, "acc", (1,), (256,), [x, np.zeros(4, np.uint16), np.int32(256)])[1]
+    got = _bf16_to_f32(out)
+    np.testing.assert_allclose(got, x.reshape(-1, 4).sum(0), rtol=0.1, atol=2.0)
