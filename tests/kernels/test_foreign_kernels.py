@@ -35,11 +35,12 @@ SANITIZED = []
 
 
 def case(name, src, entry, grid, block, make, ref, shared_mem=0, names=None, options=(), rtol=1e-4, atol=1e-5,
-         order_dependent=False, sanitize=True):
+         order_dependent=False, sanitize=True, gpu_atol=None):
     # order_dependent: the output's order comes from an atomic ticket (legal, nondeterministic on the
     # GPU too); racecheck's schedule comparison reports that by design (docs/emulator.md, Known gaps).
     CASES[name] = dict(src=src, entry=entry, grid=grid, block=block, make=make, ref=ref, shared_mem=shared_mem,
-                       names=names, options=options, rtol=rtol, atol=atol, order_dependent=order_dependent)
+                       names=names, options=options, rtol=rtol, atol=atol, order_dependent=order_dependent,
+                       gpu_atol=atol if gpu_atol is None else gpu_atol)
     if sanitize:    # pure arithmetic cases skip the (costly) memcheck + racecheck pass
         SANITIZED.append(name)
 
@@ -603,7 +604,10 @@ def _h2_ref(a):
     return {0: (prod.astype(np.float32) + a[0].astype(np.float32)).astype(np.float16)}
 
 
-case("half2_axpy_hmul2_hadd2", HALF_TMPL, "half2_axpy", (1,), (32,), _h2_make, _h2_ref, names=["half2_axpy"], rtol=0, atol=0)
+# Exact on the emulator (each op rounds, as written); on an H200 NVRTC contracts __hmul2 + __hadd2 into an fma
+# (one rounding; __hmul2_rn would prevent it): measured there, differences up to 2^-9 at |a*x| < 4.
+case("half2_axpy_hmul2_hadd2", HALF_TMPL, "half2_axpy", (1,), (32,), _h2_make, _h2_ref, names=["half2_axpy"], rtol=0, atol=0,
+     gpu_atol=2.0 ** -9)
 
 # ------------------------------------------------------------------ C++ features
 STRUCT_CONST = r'''
@@ -1154,6 +1158,7 @@ case("cuda_samples_sharedmemory_struct_file_scope_shared", SAMPLES_SHAREDMEMORY,
 
 # ------------------------------------------------------------------ runner
 def _run_case(c, check=()):
+    atol = c["gpu_atol"] if kernels.backend() == "cupy" else c["atol"]
     args = c["make"]()
     inp = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     if check:
@@ -1173,7 +1178,7 @@ def _run_case(c, check=()):
             np.testing.assert_array_equal(got, want, err_msg=f"arg {k}")
         else:
             np.testing.assert_allclose(np.asarray(got, np.float64).reshape(np.shape(want)),
-                                       np.asarray(want, np.float64), rtol=c["rtol"], atol=c["atol"],
+                                       np.asarray(want, np.float64), rtol=c["rtol"], atol=atol,
                                        err_msg=f"arg {k}")
 
 
@@ -1324,7 +1329,8 @@ extern "C" __global__ void conv(const float* f, int* i, unsigned* u, long long* 
     imax, imin = 2**31 - 1, -2**31
     np.testing.assert_array_equal(i[:8], [imax, imin, 0, imax, imin, 2, -2, imax])
     np.testing.assert_array_equal(u[:8], [3000000000, 0, 0, 2**32 - 1, 0, 2, 0, 2**32 - 1])
-    np.testing.assert_array_equal(ll[:8], [3000000000, -3000000000, 0, 2**63 - 1, -2**63, 2, -2, 2**63 - 1])
+    # 64-bit conversions of NaN give 0x8000000000000000 on the GPU (measured on an H200), not 0 as the 32-bit ones
+    np.testing.assert_array_equal(ll[:8], [3000000000, -3000000000, -2**63, 2**63 - 1, -2**63, 2, -2, 2**63 - 1])
     np.testing.assert_array_equal(xo, list(range(16)) + list(range(16)))
 
 
