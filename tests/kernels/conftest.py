@@ -1,9 +1,8 @@
 """Fixtures for the runtime conformance/diagnostic suites: run the same kernel
 on every available backend (CPU emulator always; cupy when a GPU is visible)."""
-import numpy as np
 import pytest
 
-import kernels
+from kernel_launch import launch
 
 
 @pytest.fixture(params=["cpu", pytest.param("cupy", marks=pytest.mark.gpu)])
@@ -21,17 +20,6 @@ def cpu(monkeypatch):
     """Diagnostics that only the emulator produces."""
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
     return "cpu"
-
-
-def launch(src, name, grid, block, args, shared_mem=0, name_expressions=None, options=()):
-    """Compile `src`, launch `name` with numpy inputs and return all arguments as
-    numpy (arrays copied back from the device)."""
-    mod = kernels.RawModule(code=src, options=tuple(options), name_expressions=list(name_expressions or []))
-    fn = mod.get_function(name)
-    dev = [kernels.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-    fn(grid, block, tuple(dev), shared_mem=shared_mem)
-    kernels.synchronize()
-    return [kernels.asnumpy(d) if isinstance(a, np.ndarray) else a for a, d in zip(args, dev)]
 
 
 @pytest.fixture

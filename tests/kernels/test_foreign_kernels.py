@@ -6,16 +6,8 @@ import numpy as np
 import pytest
 
 import kernels
+from kernel_launch import launch
 
-
-def launch(src, name, grid, block, args, shared_mem=0, name_expressions=None, options=()):
-    """Same as conftest.launch: compile, launch, return arguments copied back as numpy."""
-    mod = kernels.RawModule(code=src, options=tuple(options), name_expressions=list(name_expressions or []))
-    fn = mod.get_function(name)
-    dev = [kernels.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-    fn(grid, block, tuple(dev), shared_mem=shared_mem)
-    kernels.synchronize()
-    return [kernels.asnumpy(d) if isinstance(a, np.ndarray) else a for a, d in zip(args, dev)]
 
 RNG = np.random.default_rng(1234)
 
