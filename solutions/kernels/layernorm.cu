@@ -55,8 +55,8 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
             for (int i = 0; i < NV; ++i) {
                 const int j = (i * CLUSTER + rank) * TPR + t;
                 if (j < rs.nb) {
-                    sol_load_param<T, W>(gamma + rs.shift + j * W, g[i], rs.shift == 0);
-                    sol_load_param<T, W>(beta + rs.shift + j * W, b[i], rs.shift == 0);
+                    sol_load_param<T, W>(gamma, rs.shift + j * W, N, g[i]);
+                    sol_load_param<T, W>(beta, rs.shift + j * W, N, b[i]);
                 }
             }
         }
@@ -138,8 +138,8 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
             const int c = rs.shift + j * W;
             const int pi = kPrefetch ? i : 0;
             if constexpr (!kPrefetch) {
-                sol_load_param<T, W>(gamma + c, g[0], rs.shift == 0);
-                sol_load_param<T, W>(beta + c, b[0], rs.shift == 0);
+                sol_load_param<T, W>(gamma, c, N, g[0]);
+                sol_load_param<T, W>(beta, c, N, b[0]);
             }
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = fmaf((v[i][k] - mean) * rstd, g[pi][k], b[pi][k]);
@@ -259,4 +259,52 @@ layernorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, co
             }
         }
     }
+}
+
+// Long rows (sm_90): persistent clusters, rows staged in shared memory by bulk copies (common.cuh
+// sol_tma_rows). Statistics: each thread's exact (count, mean, M2) over its elements -- two passes over
+// shared memory -- merged across threads, warps and CTAs with Chan's formula (no E[x^2] - E[x]^2).
+template <typename T, int W>
+struct LayerNormTmaOp {
+    const T* __restrict__ gamma;
+    const T* __restrict__ beta;
+    float eps, mean, rstd;
+    __device__ static float4 empty() { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
+    __device__ static float4 merge(float4 a, float4 b) {  // (n, mean, M2, unused)
+        layernorm_welford_merge(a.x, a.y, a.z, b.x, b.y, b.z);
+        return a;
+    }
+    template <class Each>
+    __device__ float4 partial(Each&& each) const {
+        float n = 0.0f, s = 0.0f;
+        each([&](float v) { s += v; n += 1.0f; });
+        const float m = n > 0.0f ? s / n : 0.0f;
+        float m2 = 0.0f;
+        each([&](float v) { const float d = v - m; m2 = fmaf(d, d, m2); });
+        return make_float4(n, m, m2, 0.0f);
+    }
+    __device__ void finish(float4 tot, int N) {
+        mean = tot.y;
+        rstd = rsqrtf(tot.z / N + eps);
+    }
+    static constexpr int kParams = 2;
+    __device__ const T* param(int i) const { return i == 0 ? gamma : beta; }
+    __device__ void apply(float (&v)[W], const uint4 (&p)[kParams]) const {
+        float g[W], b[W];
+        sol_unpack<T, W>(p[0], g);
+        sol_unpack<T, W>(p[1], b);
+#pragma unroll
+        for (int k = 0; k < W; ++k) v[k] = fmaf((v[k] - mean) * rstd, g[k], b[k]);
+    }
+    __device__ float apply1(float v, int c) const {
+        return fmaf((v - mean) * rstd, sol_to_f32(SOL_LDG(gamma + c)), sol_to_f32(SOL_LDG(beta + c)));
+    }
+};
+
+template <typename T, int W, int TPB, int C, int LOADER>
+__global__ void SOL_CLUSTER_DIMS(C) __launch_bounds__(TPB, 768 / TPB)
+layernorm_tma_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
+                     T* __restrict__ y, int M, int N, float eps, int cap) {
+    LayerNormTmaOp<T, W> op{gamma, beta, eps, 0.0f, 0.0f};
+    sol_tma_rows<LayerNormTmaOp<T, W>, T, W, TPB, C, LOADER>(op, x, y, M, N, cap);
 }

@@ -126,11 +126,14 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
 #pragma unroll
             for (int k = 0; k < W; ++k) cm = fmaxf(cm, v[u][k] * SOL_LOG2E);
         }
+        // A chunk of only -inf (masked) entries adds nothing: exp2(-inf - 0) = 0 instead of
+        // exp2(-inf + inf) = NaN, which would poison the whole row. NaN entries still give NaN.
+        const float cm_safe = cm == SolMax::identity() ? 0.0f : cm;
         float cs = 0.0f;
 #pragma unroll
         for (int u = 0; u < U; ++u) {
 #pragma unroll
-            for (int k = 0; k < W; ++k) cs += exp2f(fmaf(v[u][k], SOL_LOG2E, -cm));
+            for (int k = 0; k < W; ++k) cs += exp2f(fmaf(v[u][k], SOL_LOG2E, -cm_safe));
         }
         softmax_online_merge(m, s, cm, cs);
     }
@@ -170,4 +173,49 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
             }
         }
     }
+}
+
+// Long rows (sm_90): persistent clusters, rows staged in shared memory by bulk copies (common.cuh
+// sol_tma_rows). Statistics: each thread's (max, sum of exp(x - max)), merged like online softmax.
+// A thread whose elements are all -inf contributes (-inf, 0), so masked positions do not poison the row;
+// NaN / +inf still make the sum NaN and the row NaN, as in softmax_kernel.
+template <typename T, int W>
+struct SoftmaxTmaOp {
+    float mx_l2, inv;
+    __device__ static float4 empty() { return make_float4(SolMax::identity(), 0.0f, 0.0f, 0.0f); }
+    __device__ static float4 merge(float4 a, float4 b) {  // (max, sum of exp(x - max), unused, unused)
+        if (a.y == 0.0f) return b;
+        if (b.y == 0.0f) return a;
+        const float m = fmaxf(a.x, b.x);
+        a.y = a.y * exp2f((a.x - m) * SOL_LOG2E) + b.y * exp2f((b.x - m) * SOL_LOG2E);
+        a.x = m;
+        return a;
+    }
+    template <class Each>
+    __device__ float4 partial(Each&& each) const {
+        float m = SolMax::identity();
+        each([&](float v) { m = fmaxf(m, v); });
+        const float ml = m == SolMax::identity() ? 0.0f : m * SOL_LOG2E;  // all -inf: sum 0 (NaN stays NaN)
+        float s = 0.0f;
+        each([&](float v) { s += exp2f(fmaf(v, SOL_LOG2E, -ml)); });
+        return make_float4(m, s, 0.0f, 0.0f);
+    }
+    __device__ void finish(float4 tot, int) {
+        mx_l2 = tot.x * SOL_LOG2E;
+        inv = 1.0f / tot.y;
+    }
+    static constexpr int kParams = 0;
+    __device__ const T* param(int) const { return nullptr; }
+    __device__ void apply(float (&v)[W], const uint4 (&)[1]) const {
+#pragma unroll
+        for (int k = 0; k < W; ++k) v[k] = exp2f(fmaf(v[k], SOL_LOG2E, -mx_l2)) * inv;
+    }
+    __device__ float apply1(float v, int) const { return exp2f(fmaf(v, SOL_LOG2E, -mx_l2)) * inv; }
+};
+
+template <typename T, int W, int TPB, int C, int LOADER>
+__global__ void SOL_CLUSTER_DIMS(C) __launch_bounds__(TPB, 768 / TPB)
+softmax_tma_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N, int cap) {
+    SoftmaxTmaOp<T, W> op{0.0f, 0.0f};
+    sol_tma_rows<SoftmaxTmaOp<T, W>, T, W, TPB, C, LOADER>(op, x, y, M, N, cap);
 }
