@@ -172,13 +172,10 @@ def run_case(rks: dict, timer: Timer, op: str, dtype: str, M: int, N: int, seed:
                    torch_gbps=nbytes / torch_us / 1e3, torch_err=torch_err, spec=spec_label(spec))
         try:
             p = rk.plan(op, M, N, cp.uint16 if dtype == "bf16" else cp.float32, kind=kind, **config)
-            row.update(path=p.kind, kernel=p.name, block=p.block[0])
+            row.update(path=p.kind, kernel=p.name, grid=p.grid[0], block=p.block[0])
             y = cp.empty_like(x)
             y.fill(poison)
             rk.run(op, x, params, out=y, kind=kind, config=config)
-            row["grid"] = rk.launch_grid(p)  # after the first launch: persistent tma grids query occupancy
-            if p.kind == "tma" and rk.resident_error:
-                row["note"] = rk.resident_error
             cp.cuda.Device().synchronize()
             err = rel_err(y, ref, dtype)
             row["err"] = err
@@ -380,8 +377,7 @@ def main(argv=None):
                 msg = (f"{r['gbps']:.0f} GB/s ({100 * r['gbps'] / copy_bw:.1f}% copy), {r['us']:.1f} us vs torch "
                        f"{r['torch_us']:.1f} us ({r['speedup']:.2f}x), err {r['err']:.1e}" if "us" in r
                        else f"FAILED {r.get('error')}")
-                extra = f" grid {r['grid']}" + (f" ({r['note']})" if r.get("note") else "") if r.get("path") == "tma" else ""
-                print(f"{op:9s} {dtype} {M:7d}x{N:<6d} {path_label(r):40s} {msg}{extra}", flush=True)
+                print(f"{op:9s} {dtype} {M:7d}x{N:<6d} {path_label(r):40s} {msg}", flush=True)
             rows += got
 
     default_rows = [r for r in rows if r["default"]]

@@ -58,6 +58,17 @@ __device__ __forceinline__ float sol_to_f32(unsigned short v) { return __uint_as
 __device__ __forceinline__ void sol_from_f32(float* p, float v) { SOL_STCS(p, v); }
 __device__ __forceinline__ void sol_from_f32(unsigned short* p, float v) { SOL_STCS(p, sol_f32_to_bf16(v)); }
 
+// 16 bytes (W elements) held in a uint4 -> fp32 registers.
+template <typename T, int W>
+__device__ __forceinline__ void sol_unpack(const uint4& q, float (&v)[W]) {
+    if constexpr (sizeof(T) == 4) {
+        v[0] = __uint_as_float(q.x); v[1] = __uint_as_float(q.y); v[2] = __uint_as_float(q.z); v[3] = __uint_as_float(q.w);
+    } else {
+        v[0] = sol_bf16_lo(q.x); v[1] = sol_bf16_hi(q.x); v[2] = sol_bf16_lo(q.y); v[3] = sol_bf16_hi(q.y);
+        v[4] = sol_bf16_lo(q.z); v[5] = sol_bf16_hi(q.z); v[6] = sol_bf16_lo(q.w); v[7] = sol_bf16_hi(q.w);
+    }
+}
+
 // W consecutive elements (16 bytes when W > 1) -> fp32 registers.
 template <typename T, int W, bool STREAM>
 __device__ __forceinline__ void sol_load(const T* __restrict__ p, float (&v)[W]) {
@@ -76,8 +87,7 @@ __device__ __forceinline__ void sol_load(const T* __restrict__ p, float (&v)[W])
         uint4 q;
         if constexpr (STREAM) q = SOL_LDCS(reinterpret_cast<const uint4*>(p));
         else q = SOL_LDG(reinterpret_cast<const uint4*>(p));
-        v[0] = sol_bf16_lo(q.x); v[1] = sol_bf16_hi(q.x); v[2] = sol_bf16_lo(q.y); v[3] = sol_bf16_hi(q.y);
-        v[4] = sol_bf16_lo(q.z); v[5] = sol_bf16_hi(q.z); v[6] = sol_bf16_lo(q.w); v[7] = sol_bf16_hi(q.w);
+        sol_unpack<T, W>(q, v);
     }
 }
 
@@ -232,9 +242,7 @@ __device__ __forceinline__ void sol_load_last(const T* __restrict__ p, float (&v
         const float4 q = __ldcs(reinterpret_cast<const float4*>(p));
         v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
     } else {
-        const uint4 q = __ldcs(reinterpret_cast<const uint4*>(p));
-        v[0] = sol_bf16_lo(q.x); v[1] = sol_bf16_hi(q.x); v[2] = sol_bf16_lo(q.y); v[3] = sol_bf16_hi(q.y);
-        v[4] = sol_bf16_lo(q.z); v[5] = sol_bf16_hi(q.z); v[6] = sol_bf16_lo(q.w); v[7] = sol_bf16_hi(q.w);
+        sol_unpack<T, W>(__ldcs(reinterpret_cast<const uint4*>(p)), v);
     }
 #else
     sol_load<T, W, false>(p, v);
@@ -261,24 +269,11 @@ struct SolRowSplit {
     __device__ __forceinline__ int extra_index(int e) const { return e < shift ? e : nb * W + e; }
 };
 
-// 16 bytes (W elements) held in a uint4 -> fp32 registers.
-template <typename T, int W>
-__device__ __forceinline__ void sol_unpack(const uint4& q, float (&v)[W]) {
-    if constexpr (sizeof(T) == 4) {
-        v[0] = __uint_as_float(q.x); v[1] = __uint_as_float(q.y); v[2] = __uint_as_float(q.z); v[3] = __uint_as_float(q.w);
-    } else {
-        v[0] = sol_bf16_lo(q.x); v[1] = sol_bf16_hi(q.x); v[2] = sol_bf16_lo(q.y); v[3] = sol_bf16_hi(q.y);
-        v[4] = sol_bf16_lo(q.z); v[5] = sol_bf16_hi(q.z); v[6] = sol_bf16_lo(q.w); v[7] = sol_bf16_hi(q.w);
-    }
-}
-
+// Words Q..Q+3 of the 32 bytes a, b (fp32: the 4 floats starting Q elements into a).
 template <int Q>
-__device__ __forceinline__ uint4 sol_words_at(const uint4& a, const uint4& b, bool half) {
+__device__ __forceinline__ uint4 sol_words_at(const uint4& a, const uint4& b) {
     const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    unsigned o[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) o[i] = half ? __funnelshift_r(w[Q + i], w[Q + i + 1], 16) : w[Q + i];
-    return make_uint4(o[0], o[1], o[2], o[3]);
+    return make_uint4(w[Q], w[Q + 1], w[Q + 2], w[Q + 3]);
 }
 
 // The 16 bytes of parameters for the W columns starting at `col` (any alignment; p 16-byte aligned): one
@@ -312,14 +307,11 @@ __device__ __forceinline__ uint4 sol_param_vec(const T* __restrict__ p, int col,
         return make_uint4(__funnelshift_r(w0, w1, 16), __funnelshift_r(w1, w2, 16), __funnelshift_r(w2, w3, 16),
                           __funnelshift_r(w3, w4, 16));
     }
-    const uint4 a = SOL_LDG(q), b = SOL_LDG(q + 1);
-    const int bytes = s * (int)sizeof(T);
-    const bool half = (bytes & 2) != 0;
-    switch (bytes >> 2) {
-        case 0: return sol_words_at<0>(a, b, half);
-        case 1: return sol_words_at<1>(a, b, half);
-        case 2: return sol_words_at<2>(a, b, half);
-        default: return sol_words_at<3>(a, b, half);
+    const uint4 a = SOL_LDG(q), b = SOL_LDG(q + 1);  // fp32: s = 1..3 floats into a
+    switch (s) {
+        case 1: return sol_words_at<1>(a, b);
+        case 2: return sol_words_at<2>(a, b);
+        default: return sol_words_at<3>(a, b);
     }
 }
 
@@ -332,212 +324,4 @@ __device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col,
     } else {
         sol_unpack<T, W>(sol_param_vec<T, W>(p, col, N), v);
     }
-}
-
-// ---------------------------------------------------------------------------------------------------
-// "tma" kernels (sm_90): long rows staged in shared memory by the TMA unit, one persistent cluster per
-// row stream. Why: with the row in registers (cached/cluster kernels) a CTA has no loads in flight while it
-// reduces and writes, and an SM holds only ~3 such CTAs; long rows then stall on latency (ncu: DRAM 55%).
-// Here one thread per CTA starts a bulk copy (cp.async.bulk) of the NEXT row's share into a second
-// shared-memory buffer before the current row is reduced, so every SM always has a row in flight; partial
-// statistics reach every CTA of the cluster with st.async, which signals the receiver's mbarrier (no
-// cluster-wide barrier per row, so no wait for the previous row's stores).
-#if defined(__CUDA_EMU__)
-// The CPU emulator has no TMA/mbarriers; these kernels are never instantiated there (dispatch.py).
-__device__ __forceinline__ void sol_mbar_init(unsigned long long* bar, unsigned) { *bar = 0; }
-__device__ __forceinline__ void sol_mbar_init_fence() {}
-__device__ __forceinline__ void sol_mbar_arrive_expect_tx(unsigned long long*, unsigned) {}
-__device__ __forceinline__ void sol_mbar_wait(unsigned long long*, unsigned) {}
-__device__ __forceinline__ void sol_bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long*) {
-    memcpy(dst, src, bytes);
-}
-__device__ __forceinline__ void sol_st_async_peer(float4* slot, float4 v, unsigned long long*, unsigned) { *slot = v; }
-__device__ __forceinline__ void sol_cp_async16(void* dst, const void* src) { memcpy(dst, src, 16); }
-__device__ __forceinline__ void sol_cp_async_arrive(unsigned long long*) {}
-#else
-__device__ __forceinline__ unsigned sol_smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void sol_mbar_init(unsigned long long* bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sol_smem_u32(bar)), "r"(count) : "memory");
-}
-// Makes the initialised barriers visible to the cluster's other CTAs (before any of them signals one).
-__device__ __forceinline__ void sol_mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-// This thread's arrival + the number of bytes the current phase still expects (copies / st.async).
-__device__ __forceinline__ void sol_mbar_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [%0], %1;"
-                 ::"r"(sol_smem_u32(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void sol_mbar_wait(unsigned long long* bar, unsigned parity) {
-    asm volatile("{\n\t.reg .pred p;\n"
-                 "SOL_MBAR_WAIT:\n\t"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
-                 "@!p bra SOL_MBAR_WAIT;\n}" ::"r"(sol_smem_u32(bar)), "r"(parity) : "memory");
-}
-// 1-D bulk copy global -> this CTA's shared memory (16-byte aligned, a multiple of 16 bytes).
-__device__ __forceinline__ void sol_bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(sol_smem_u32(dst)), "l"(src), "r"(bytes), "r"(sol_smem_u32(bar)) : "memory");
-}
-// Per-thread asynchronous 16-byte copy global -> shared, and an mbarrier arrival when this thread's
-// earlier copies have landed (the barrier counts one arrival per thread: init with the thread count).
-__device__ __forceinline__ void sol_cp_async16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sol_smem_u32(dst)), "l"(src) : "memory");
-}
-__device__ __forceinline__ void sol_cp_async_arrive(unsigned long long* bar) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(sol_smem_u32(bar)) : "memory");
-}
-// 16 bytes into the same slot of CTA `rank` of the cluster, completing 16 bytes of its barrier's phase.
-__device__ __forceinline__ void sol_st_async_peer(float4* slot, float4 v, unsigned long long* bar, unsigned rank) {
-    unsigned rs, rb;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rs) : "r"(sol_smem_u32(slot)), "r"(rank));
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(sol_smem_u32(bar)), "r"(rank));
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
-                 ::"r"(rs), "r"(__float_as_uint(v.x)), "r"(__float_as_uint(v.y)), "r"(__float_as_uint(v.z)),
-                 "r"(__float_as_uint(v.w)), "r"(rb) : "memory");
-}
-#endif
-
-__device__ __forceinline__ float4 sol_shfl_down4(float4 v, int o) {
-    return make_float4(__shfl_down_sync(0xffffffffu, v.x, o), __shfl_down_sync(0xffffffffu, v.y, o),
-                       __shfl_down_sync(0xffffffffu, v.z, o), __shfl_down_sync(0xffffffffu, v.w, o));
-}
-__device__ __forceinline__ float4 sol_shfl4(float4 v, int lane) {
-    return make_float4(__shfl_sync(0xffffffffu, v.x, lane), __shfl_sync(0xffffffffu, v.y, lane),
-                       __shfl_sync(0xffffffffu, v.z, lane), __shfl_sync(0xffffffffu, v.w, lane));
-}
-// Tree to lane 0 in a fixed order, then broadcast: every warp that reduces the same 32 values gets the
-// bit-identical result (the butterfly is not enough for non-commutative-in-rounding merges like Chan's).
-template <class Op>
-__device__ __forceinline__ float4 sol_warp_merge(float4 p) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) p = Op::merge(p, sol_shfl_down4(p, o));
-    return sol_shfl4(p, 0);
-}
-
-// The persistent row loop of every "tma" kernel. Op (one per op file) supplies the statistics:
-//   float4 Op::empty(), Op::merge(a, b)   partial statistics and how two combine
-//   op.partial(each)                      this thread's partial; each(f) calls f(x) on each of its elements
-//   op.finish(total, N)                   the row's statistics from the whole row's partial
-//   Op::kParams, op.param(i)              per-column parameter arrays (gamma, beta), 0-2 of them
-//   op.apply(v, p), op.apply1(x, col)     outputs for W elements (p: their parameters, 16 bytes each) / one
-// Row r goes to cluster r % clusters; CTA `rank` of a cluster holds body vectors [v0, v0 + n) of the row
-// (SolRowSplit: the 16-byte-aligned body; rank 0's first threads take the scalar head/tail) in one of two
-// buffers of `cap` vectors each (dynamic shared memory: 2 * cap * 16 bytes). Passes over the buffer go
-// U vectors per thread at a time, so U loads (shared memory, and the parameters from L2) are in flight
-// (U = 2 with gamma and beta: 4 keeps too many misaligned parameter vectors live and spills at 80 registers).
-template <class Op, typename T, int W, int TPB, int C, int LOADER, int U = (Op::kParams > 1 || W == 8 ? 2 : 4)>
-__device__ __forceinline__ void sol_tma_rows(Op& op, const T* __restrict__ x, T* __restrict__ y, int M, int N,
-                                             int cap) {
-    constexpr int NW = TPB / 32;
-    constexpr int KP = Op::kParams > 0 ? Op::kParams : 1;
-    static_assert(TPB % 32 == 0 && TPB <= 1024, "TPB: whole warps");
-    static_assert(C * NW <= 64, "each lane merges at most two of the cluster's warp partials");
-    extern __shared__ __align__(128) unsigned char sol_tma_smem[];
-    __shared__ __align__(8) unsigned long long load_bar[2], red_bar[2];
-    __shared__ __align__(16) float4 red_slot[2][C * NW];
-    T* const smem = reinterpret_cast<T*>(sol_tma_smem);
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    const unsigned rank = C > 1 ? sol_cluster_rank() : 0u;
-    const long long first = blockIdx.x / C, stride = gridDim.x / C;
-
-    if (t == 0) {
-        for (int i = 0; i < 2; ++i) {
-            sol_mbar_init(&load_bar[i], LOADER == 0 ? 1 : TPB);
-            sol_mbar_init(&red_bar[i], 1);
-        }
-        sol_mbar_init_fence();
-    }
-    if constexpr (C > 1) sol_cluster_sync(); else __syncthreads();
-
-    struct Share { SolRowSplit<T, W> rs; int v0, n; };
-    auto share_of = [&](const T* xr) {
-        const SolRowSplit<T, W> rs(xr, N);
-        const int per = (rs.nb + C - 1) / C;
-        const int v0 = min((int)rank * per, rs.nb);
-        return Share{rs, v0, min(per, rs.nb - v0)};
-    };
-    // LOADER 0: thread 0 starts one bulk copy (TMA) of the share; 1: every thread cp.async-copies its
-    // own 16-byte vectors and the barrier completes when all TPB threads' copies have landed.
-    auto prefetch = [&](long long row, int b) {
-        const T* xr = x + row * N;
-        const Share s = share_of(xr);
-        T* dst = smem + (size_t)b * cap * W;
-        const T* src = xr + s.rs.shift + s.v0 * W;
-        if constexpr (LOADER == 0) {
-            sol_mbar_arrive_expect_tx(&load_bar[b], s.n * 16u);
-            if (s.n > 0) sol_bulk_load(dst, src, s.n * 16u, &load_bar[b]);
-        } else {
-            for (int j = t; j < s.n; j += TPB) sol_cp_async16(dst + j * W, src + j * W);
-            sol_cp_async_arrive(&load_bar[b]);
-        }
-    };
-    if ((LOADER == 1 || t == 0) && first < M) prefetch(first, 0);
-
-    int it = 0;
-    for (long long row = first; row < M; row += stride, ++it) {
-        const int b = it & 1;
-        const unsigned phase = (it >> 1) & 1;
-        // buffer b^1 was released by the barrier that ended the last iteration
-        if ((LOADER == 1 || t == 0) && row + stride < M) prefetch(row + stride, b ^ 1);
-        if (t == 0) sol_mbar_arrive_expect_tx(&red_bar[b], C * NW * 16u);
-        const T* xr = x + row * N;
-        T* yr = y + row * N;
-        const Share s = share_of(xr);
-        const bool has_ex = rank == 0 && t < s.rs.extras;
-        const int ex_i = has_ex ? s.rs.extra_index(t) : 0;
-        const float ex = has_ex ? sol_to_f32(xr[ex_i]) : 0.0f;
-        const T* buf = smem + (size_t)b * cap * W;
-        sol_mbar_wait(&load_bar[b], phase);
-
-        auto each = [&](auto&& f) {
-            for (int j0 = t; j0 < s.n; j0 += U * TPB) {
-                uint4 q[U];
-#pragma unroll
-                for (int u = 0; u < U; ++u)
-                    if (j0 + u * TPB < s.n) q[u] = *reinterpret_cast<const uint4*>(buf + (j0 + u * TPB) * W);
-#pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    if (j0 + u * TPB < s.n) {
-                        float v[W];
-                        sol_unpack<T, W>(q[u], v);
-#pragma unroll
-                        for (int k = 0; k < W; ++k) f(v[k]);
-                    }
-                }
-            }
-            if (has_ex) f(ex);
-        };
-        const float4 mine = sol_warp_merge<Op>(op.partial(each));
-        if (lane < C) sol_st_async_peer(&red_slot[b][rank * NW + warp], mine, &red_bar[b], lane);
-        sol_mbar_wait(&red_bar[b], phase);
-        float4 tot = lane < C * NW ? red_slot[b][lane] : Op::empty();
-        if (lane + 32 < C * NW) tot = Op::merge(tot, red_slot[b][lane + 32]);
-        op.finish(sol_warp_merge<Op>(tot), N);
-
-        for (int j0 = t; j0 < s.n; j0 += U * TPB) {
-            uint4 q[U], p[U][KP];
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const int j = j0 + u * TPB;
-                if (j < s.n) {
-                    q[u] = *reinterpret_cast<const uint4*>(buf + j * W);
-                    const int c = s.rs.shift + (s.v0 + j) * W;
-#pragma unroll
-                    for (int i = 0; i < Op::kParams; ++i) p[u][i] = sol_param_vec<T, W>(op.param(i), c, N);
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const int j = j0 + u * TPB;
-                if (j < s.n) {
-                    float v[W];
-                    sol_unpack<T, W>(q[u], v);
-                    op.apply(v, p[u]);
-                    sol_store<T, W>(yr + s.rs.shift + (s.v0 + j) * W, v);
-                }
-            }
-        }
-        if (has_ex) sol_from_f32(yr + ex_i, op.apply1(ex, ex_i));
-        __syncthreads();  // buffer b is refilled two rows on: every thread must be done reading it
-    }
-    if constexpr (C > 1) sol_cluster_exit_sync();  // no CTA leaves while peers may still signal it
 }

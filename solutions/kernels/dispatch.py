@@ -43,7 +43,7 @@ KERNEL_DIR = Path(__file__).resolve().parent
 _SOURCE_DIR_NAME = KERNEL_DIR.relative_to(KERNEL_DIR.parents[1]).as_posix()  # "solutions/kernels"
 COMMON = "common.cuh"        # helpers every op's program starts with (see source())
 OPS = ("layernorm", "rmsnorm", "softmax")
-KINDS = ("cached", "cluster", "stream", "tma")
+KINDS = ("cached", "cluster", "stream")
 OPTIONS = ("-std=c++17",)
 
 # dtype -> (C++ element type, elements per 16-byte vector)
@@ -62,10 +62,6 @@ BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, small
 # on the H200 (fp32 LayerNorm 65536: 68% / 63%, softmax 84% / 84%); 1024-thread CTAs lose (1 CTA per SM).
 CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
-TMA_TPB = 256                # tma kernels: threads per CTA
-TMA_SHARE_BYTES = 32 * 1024  # tma kernels: a CTA's share of a row (one of its two buffers), at most
-DEFAULT_DYNAMIC_SHARED = 48 * 1024
-TMA_MAX_SHARED = 224 * 1024  # dynamic shared memory one sm_90 CTA may use (227 KB, less the static part)
 
 
 def source_files(op: str) -> tuple[Path, Path]:
@@ -115,13 +111,6 @@ class Plan:
     cluster: int     # CTAs per row
     grid: tuple
     block: tuple
-    persistent: bool = True  # tma: as many clusters as fit at once, each looping over rows
-    loader: int = 0          # tma: 0 = one bulk copy (TMA) per CTA and row, 1 = per-thread cp.async
-
-    @property
-    def shared_bytes(self) -> int:
-        """Dynamic shared memory per CTA (tma kernels: two buffers of nv 16-byte vectors)."""
-        return 2 * self.nv * 16 if self.kind == "tma" else 0
 
     @property
     def name(self) -> str:
@@ -129,8 +118,6 @@ class Plan:
             return f"{self.op}_kernel<{self.ctype},{self.vec},{self.tpr},{self.rpb},{self.nv}>"
         if self.kind == "cluster":
             return f"{self.op}_cluster_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
-        if self.kind == "tma":
-            return f"{self.op}_tma_kernel<{self.ctype},{self.vec},{self.tpr},{self.cluster},{self.loader}>"
         return f"{self.op}_stream_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv}>"
 
     @property
@@ -140,8 +127,7 @@ class Plan:
 
 def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
          allow_cluster: bool = True, tpr: int | None = None, cluster: int | None = None,
-         rpb: int | None = None, nv: int | None = None, persistent: int | None = None,
-         loader: int | None = None) -> Plan:
+         rpb: int | None = None, nv: int | None = None) -> Plan:
     """Pick the kernel and launch configuration for an (M, N) problem.
 
     ``aligned``: x, y and the parameters all start on 16-byte boundaries (rows themselves may not:
@@ -180,23 +166,8 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         unroll = nv or (8 if (v == 1 and ctype == "float") else 4)
         return Plan(op, "stream", ctype, v, t, 1, unroll, 1, (M,), (t,))
 
-    def tma(c: int | None, t: int) -> Plan:
-        if not allow_cluster:
-            raise ValueError("tma kernels need a GPU with compute capability >= 9.0")
-        if not aligned:
-            raise ValueError("tma kernels need 16-byte aligned x, y and parameters")
-        if c is None:  # fewest CTAs whose share of the row fits one buffer
-            c = next((c for c in (1, 2, 4, 8) if -(-(N // width) // c) * 16 <= TMA_SHARE_BYTES), MAX_CLUSTER)
-        cap = max(1, -(-(N // width) // c))
-        if 2 * cap * 16 > TMA_MAX_SHARED:
-            raise ValueError(f"N={N}: a {c}-CTA cluster's share of a row does not fit two shared-memory buffers")
-        return Plan(op, "tma", ctype, width, t, 1, cap, c, (M * c,), (t,),
-                    persistent=True if persistent is None else bool(persistent), loader=loader or 0)
-
     if kind == "stream":
         return stream()
-    if kind == "tma":
-        return tma(cluster, tpr or TMA_TPB)
     if kind == "cluster" or cluster is not None:
         if not allow_cluster:
             raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
@@ -293,8 +264,6 @@ class ReferenceKernels:
         self.allow_cluster = cluster_ok if allow_cluster is None else allow_cluster
         self.options = tuple(options)
         self._functions: dict[str, object] = {}
-        self._resident: dict[tuple, int] = {}
-        self.resident_error: str | None = None  # why the persistent grid size is unknown, if it is
 
     # -- planning / compiling -------------------------------------------------------------
     def plan(self, op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
@@ -329,56 +298,6 @@ class ReferenceKernels:
         aligned = all(_data_ptr(a) % 16 == 0 for a in arrays)
         return self.plan(op, M, N, x.dtype, aligned=aligned, kind=kind, **(config or {}))
 
-    def _launch(self, p: Plan, args: tuple) -> None:
-        fn = self.function(p)
-        if p.kind != "tma":
-            fn(p.grid, p.block, args)
-            return
-        smem = p.shared_bytes
-        if smem > DEFAULT_DYNAMIC_SHARED and hasattr(fn, "max_dynamic_shared_size_bytes"):  # cupy.RawModule
-            if getattr(fn, "max_dynamic_shared_size_bytes", 0) < smem:
-                fn.max_dynamic_shared_size_bytes = smem
-        fn((self.launch_grid(p),), p.block, args + (np.int32(p.nv),), shared_mem=smem)
-
-    def launch_grid(self, p: Plan) -> int:
-        """CTAs actually launched: a persistent tma plan runs as many clusters as fit at once."""
-        if p.kind == "tma" and p.persistent:
-            return min(p.grid[0], self._resident_clusters(p, self.function(p)) * p.cluster)
-        return p.grid[0]
-
-    def _resident_clusters(self, p: Plan, fn) -> int:
-        """How many clusters of this kernel fit on the GPU at once (the persistent grid), cached per plan.
-
-        cuOccupancyMaxActiveClusters knows the GPC layout (a cluster must fit one GPC), which a count from
-        SMs x CTAs per SM does not; a grid larger than this would run its last clusters as a second wave.
-        Unknown (no cuda-bindings, no function handle) -> one cluster per row (correct, not persistent).
-        """
-        key = (p.name, p.shared_bytes, p.tpr)
-        if key not in self._resident:
-            n = 0
-            try:
-                from cuda.bindings import driver
-                ptr = getattr(fn, "ptr", None)
-                if ptr is None:  # cupy.RawModule.get_function -> RawKernel, whose .kernel is the Function
-                    ptr = getattr(getattr(fn, "kernel", None), "ptr", None)
-                if ptr is None:
-                    self.resident_error = f"no CUfunction handle on {type(fn).__name__}"
-                else:
-                    cfg = driver.CUlaunchConfig()
-                    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = p.grid[0], 1, 1
-                    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = p.tpr, 1, 1
-                    cfg.sharedMemBytes = p.shared_bytes
-                    cfg.numAttrs = 0
-                    err, n = driver.cuOccupancyMaxActiveClusters(driver.CUfunction(int(ptr)), cfg)
-                    if err != driver.CUresult.CUDA_SUCCESS:
-                        self.resident_error = f"cuOccupancyMaxActiveClusters: {err}"
-                        n = 0
-            except Exception as exc:  # keep the launch correct (one cluster per row) and say why
-                self.resident_error = f"{type(exc).__name__}: {exc}"
-                n = 0
-            self._resident[key] = n if n > 0 else 1 << 30
-        return self._resident[key]
-
     def _out(self, x, out):
         if out is None:
             return _array_module(x).empty_like(x)
@@ -390,21 +309,21 @@ class ReferenceKernels:
         y = self._out(x, out)
         p = self._plan_for("layernorm", x, (gamma, beta), kind, y, config)
         M, N = x.shape
-        self._launch(p, (x, gamma, beta, y, np.int32(M), np.int32(N), np.float32(eps)))
+        self.function(p)(p.grid, p.block, (x, gamma, beta, y, np.int32(M), np.int32(N), np.float32(eps)))
         return y
 
     def rmsnorm(self, x, gamma, eps: float = 1e-6, out=None, kind: str | None = None, config=None):
         y = self._out(x, out)
         p = self._plan_for("rmsnorm", x, (gamma,), kind, y, config)
         M, N = x.shape
-        self._launch(p, (x, gamma, y, np.int32(M), np.int32(N), np.float32(eps)))
+        self.function(p)(p.grid, p.block, (x, gamma, y, np.int32(M), np.int32(N), np.float32(eps)))
         return y
 
     def softmax(self, x, out=None, kind: str | None = None, config=None):
         y = self._out(x, out)
         p = self._plan_for("softmax", x, (), kind, y, config)
         M, N = x.shape
-        self._launch(p, (x, y, np.int32(M), np.int32(N)))
+        self.function(p)(p.grid, p.block, (x, y, np.int32(M), np.int32(N)))
         return y
 
     def run(self, op: str, x, params=(), eps: float | None = None, out=None, kind: str | None = None,

@@ -135,37 +135,3 @@ rmsnorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* _
         }
     }
 }
-
-// Long rows (sm_90): persistent clusters, rows staged in shared memory by bulk copies (common.cuh
-// sol_tma_rows). Statistic: sum of squares.
-template <typename T, int W>
-struct RmsTmaOp {
-    const T* __restrict__ gamma;
-    float eps, rrms;
-    __device__ static float4 empty() { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
-    __device__ static float4 merge(float4 a, float4 b) { a.x += b.x; return a; }
-    template <class Each>
-    __device__ float4 partial(Each&& each) const {
-        float sq = 0.0f;
-        each([&](float v) { sq = fmaf(v, v, sq); });
-        return make_float4(sq, 0.0f, 0.0f, 0.0f);
-    }
-    __device__ void finish(float4 tot, int N) { rrms = rsqrtf(tot.x / N + eps); }
-    static constexpr int kParams = 1;
-    __device__ const T* param(int) const { return gamma; }
-    __device__ void apply(float (&v)[W], const uint4 (&p)[kParams]) const {
-        float g[W];
-        sol_unpack<T, W>(p[0], g);
-#pragma unroll
-        for (int k = 0; k < W; ++k) v[k] = v[k] * rrms * g[k];
-    }
-    __device__ float apply1(float v, int c) const { return v * rrms * sol_to_f32(SOL_LDG(gamma + c)); }
-};
-
-template <typename T, int W, int TPB, int C, int LOADER>
-__global__ void SOL_CLUSTER_DIMS(C) __launch_bounds__(TPB, 768 / TPB)
-rmsnorm_tma_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y, int M, int N,
-                   float eps, int cap) {
-    RmsTmaOp<T, W> op{gamma, eps, 0.0f};
-    sol_tma_rows<RmsTmaOp<T, W>, T, W, TPB, C, LOADER>(op, x, y, M, N, cap);
-}
