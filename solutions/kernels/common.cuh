@@ -21,6 +21,50 @@
 #define SOL_LDG(p) (*(p))
 #define SOL_STCS(p, v) (*(p) = (v))
 #endif
+// -DSOL_X_NO_L1: x (read once) bypasses L1 (ld.global.nc.L1::no_allocate), so L1 keeps the parameters
+// that every row re-reads (diagnosis build of benchmarks/param_traffic.py).
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_EMU__) && defined(SOL_X_NO_L1) && !defined(SOL_CACHE_HINTS)
+__device__ __forceinline__ float4 sol_ld_x(const float4* p) {
+    float4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ uint4 sol_ld_x(const uint4* p) {
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ float sol_ld_x(const float* p) {
+    float v;
+    asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ unsigned short sol_ld_x(const unsigned short* p) {
+    unsigned short v;
+    asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
+    return v;
+}
+#undef SOL_LDCS
+#define SOL_LDCS(p) sol_ld_x(p)
+#endif
+// 16-byte stores of the persistent kernels. `*(float4*)p = v` is an aggregate copy: NVVM splits it into 4-byte
+// stores and re-joins them where it can prove the alignment; inside the persistent kernels' row loop it did
+// not (four st.global.f32 per vector, each warp store half-filling 32 sectors; fp32 RMSNorm 8192 measured 87%
+// of copy instead of 95%). There: the vector PTX store itself (volatile, so it is kept; no "memory" clobber,
+// sound because no kernel reads y back). Not in the other kernels, which already get st.global.v4: the same
+// asm store measured fp32 LayerNorm 8192 (block per row) at 63% of copy instead of 90%, with the same PTX
+// instructions in a slightly different order (cause not found; H200, 2026-11-29).
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_EMU__) && !defined(SOL_CACHE_HINTS)
+__device__ __forceinline__ void sol_st16(float4* p, const float4& v) {
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w));
+}
+__device__ __forceinline__ void sol_st16(uint4* p, const uint4& v) {
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+}
+#else
+template <typename V>
+__device__ __forceinline__ void sol_st16(V* p, const V& v) { SOL_STCS(p, v); }
+#endif
 #if defined(__CUDA_ARCH__)
 #define SOL_ST_EVICT_FIRST(p, v) __stcs(p, v)  // stream kernels: keep x (read twice) in L2, not y
 #else
@@ -91,8 +135,9 @@ __device__ __forceinline__ void sol_load(const T* __restrict__ p, float (&v)[W])
     }
 }
 
-// fp32 registers -> W consecutive elements. EVICT_FIRST: streaming store (used by the stream kernels).
-template <typename T, int W, bool EVICT_FIRST = false>
+// fp32 registers -> W consecutive elements. EVICT_FIRST: streaming store (used by the stream kernels);
+// PTX_VEC: 16-byte vectors through sol_st16 (the persistent kernels).
+template <typename T, int W, bool EVICT_FIRST = false, bool PTX_VEC = false>
 __device__ __forceinline__ void sol_store(T* __restrict__ p, const float (&v)[W]) {
     if constexpr (W == 1) {
         T s;
@@ -101,12 +146,14 @@ __device__ __forceinline__ void sol_store(T* __restrict__ p, const float (&v)[W]
     } else if constexpr (sizeof(T) == 4) {
         const float4 q = make_float4(v[0], v[1], v[2], v[3]);
         if constexpr (EVICT_FIRST) SOL_ST_EVICT_FIRST(reinterpret_cast<float4*>(p), q);
+        else if constexpr (PTX_VEC) sol_st16(reinterpret_cast<float4*>(p), q);
         else SOL_STCS(reinterpret_cast<float4*>(p), q);
     } else {
         uint4 q;
         q.x = sol_pack_bf16x2(v[0], v[1]); q.y = sol_pack_bf16x2(v[2], v[3]);
         q.z = sol_pack_bf16x2(v[4], v[5]); q.w = sol_pack_bf16x2(v[6], v[7]);
         if constexpr (EVICT_FIRST) SOL_ST_EVICT_FIRST(reinterpret_cast<uint4*>(p), q);
+        else if constexpr (PTX_VEC) sol_st16(reinterpret_cast<uint4*>(p), q);
         else SOL_STCS(reinterpret_cast<uint4*>(p), q);
     }
 }
@@ -296,9 +343,87 @@ __device__ __forceinline__ uint4 sol_param_vec(const T* __restrict__ p, int col,
 // (sol_param_vec) when p is 16-byte aligned (W > 1), else one element.
 template <typename T, int W>
 __device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col, int N, float (&v)[W]) {
+#if defined(SOL_DIAG_NO_PARAMS)  // diagnosis build only (wrong results): time the kernel without parameter loads
+#pragma unroll
+    for (int k = 0; k < W; ++k) v[k] = 1.0f;
+    return;
+#endif
     if constexpr (W == 1) {
         v[0] = sol_to_f32(SOL_LDG(p + col));
     } else {
         sol_unpack<T, W>(sol_param_vec<T, W>(p, col, N), v);
     }
 }
+
+// Where a row kernel reads its parameters (gamma, beta). SolParamsGlobal: from global memory on every row
+// (L1/L2 hits while the parameters fit there).
+template <typename T, int W>
+struct SolParamsGlobal {
+    static constexpr bool kShared = false;
+    const T* __restrict__ p;
+    // the W columns starting at col (i: the thread's vector number, unused here)
+    __device__ __forceinline__ void load(int, int col, int N, float (&v)[W]) const { sol_load_param<T, W>(p, col, N, v); }
+    __device__ __forceinline__ float scalar(int col) const { return sol_to_f32(SOL_LDG(p + col)); }
+};
+
+// Parameters of the columns one persistent CTA owns, copied to shared memory once for all of its rows.
+// Rows longer than L1 re-read gamma/beta from L2 on every row, as many bytes as x itself for LayerNorm:
+// measured on the H200 (benchmarks/param_traffic.py), not loading them at all took fp32 LayerNorm
+// 1920 x 32768 from 76% to 92% of copy. The CTA of cluster rank `rank` owns column blocks starting at
+// b_i = (i * CLUSTER + rank) * TPR * W, i < NV, of TPR vectors each (the cached-row layout); a row that
+// starts s < W elements past a 16-byte boundary reads columns b_i + s + t * W ... so a block keeps one
+// extra vector: TPR * W + W elements, (TPR + 1) x 16 bytes.
+template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
+struct SolParamsShared {
+    static constexpr bool kShared = true;
+    static constexpr int kBlock = (TPR + 1) * W;
+    static constexpr int kBytes = NV * kBlock * (int)sizeof(T);
+    const T* __restrict__ p;  // global copy: the scalar head/tail of misaligned rows reads it
+    T* s;                     // NV blocks of kBlock elements
+    int rank;
+
+    // Every thread of the CTA copies; the caller syncs the block before the first load().
+    __device__ __forceinline__ void fill(int N) {
+#pragma unroll 1
+        for (int i = 0; i < NV; ++i) {
+            const int b = (i * CLUSTER + rank) * TPR * W;
+            for (int u = threadIdx.x; u <= TPR; u += TPR) {
+                const int c = b + u * W;
+                if constexpr (W > 1) {
+                    uint4 q;
+                    if (c + W <= N) {
+                        q = SOL_LDG(reinterpret_cast<const uint4*>(p + c));
+                    } else {  // past the row's end: zeros, never used for an output
+                        T e[W];
+#pragma unroll
+                        for (int k = 0; k < W; ++k) e[k] = c + k < N ? p[c + k] : T(0);
+                        q = *reinterpret_cast<const uint4*>(e);
+                    }
+                    *reinterpret_cast<uint4*>(s + i * kBlock + u * W) = q;
+                } else {
+                    s[i * kBlock + u] = c < N ? p[c] : T(0);
+                }
+            }
+        }
+    }
+    __device__ __forceinline__ void load(int i, int col, int, float (&v)[W]) const {
+        const T* blk = s + i * kBlock;
+        const int off = col - (i * CLUSTER + rank) * TPR * W;  // < kBlock - W + W
+        if constexpr (W == 1) {
+            v[0] = sol_to_f32(blk[off]);
+        } else {
+            uint4 q;
+            const int sh = off % W;
+            if (sh == 0) {
+                q = *reinterpret_cast<const uint4*>(blk + off);
+            } else {  // misaligned row: aligned 32-bit words (+ a 16-bit funnel shift for odd bf16 columns)
+                const unsigned* w = reinterpret_cast<const unsigned*>(blk + (off & (sizeof(T) == 2 ? ~1 : ~0)));
+                if (sizeof(T) == 4 || (off & 1) == 0) q = make_uint4(w[0], w[1], w[2], w[3]);
+                else q = make_uint4(__funnelshift_r(w[0], w[1], 16), __funnelshift_r(w[1], w[2], 16),
+                                    __funnelshift_r(w[2], w[3], 16), __funnelshift_r(w[3], w[4], 16));
+            }
+            sol_unpack<T, W>(q, v);
+        }
+    }
+    __device__ __forceinline__ float scalar(int col) const { return sol_to_f32(SOL_LDG(p + col)); }
+};

@@ -11,6 +11,9 @@ libraries dispatch:
   to 512 threads, then <= 32 (512, then 1024 threads; no spills, checked with ptxas -v).
 * ``cluster`` rows too long for one block's registers (N > 32768 elements): a thread-block cluster of 4-8
   CTAs (sm_90+) holds the row; partial sums cross CTAs through distributed shared memory.
+* ``persist`` bf16 norm rows and fp32 RMSNorm rows in cluster territory: the cluster kernel made persistent
+  (as many clusters as fit at once, each looping over rows), each CTA reading the parameters of its
+  columns into shared memory once instead of from L2 on every row (8 CTAs x 256 threads).
 * ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (measured faster: the re-read hits L2),
   N > 8 x 1024 x 32, a GPU without clusters, or the CPU emulator: block per row, Welford /
   online-softmax statistics in one read, then a second read (mostly from L2) for the output.
@@ -43,7 +46,10 @@ KERNEL_DIR = Path(__file__).resolve().parent
 _SOURCE_DIR_NAME = KERNEL_DIR.relative_to(KERNEL_DIR.parents[1]).as_posix()  # "solutions/kernels"
 COMMON = "common.cuh"        # helpers every op's program starts with (see source())
 OPS = ("layernorm", "rmsnorm", "softmax")
-KINDS = ("cached", "cluster", "stream")
+KINDS = ("cached", "cluster", "stream", "persist")
+NPARAMS = {"layernorm": 2, "rmsnorm": 1, "softmax": 0}
+DEFAULT_DYNAMIC_SHARED = 48 * 1024   # above this a kernel must opt in (cupy: max_dynamic_shared_size_bytes)
+MAX_DYNAMIC_SHARED = 227 * 1024
 OPTIONS = ("-std=c++17",)
 
 # dtype -> (C++ element type, elements per 16-byte vector)
@@ -61,6 +67,11 @@ BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, small
 # (CTAs, threads per CTA), first that fits wins. 4 x 512 and 8 x 256 measured best of (2..8) x (256..1024)
 # on the H200 (fp32 LayerNorm 65536: 68% / 63%, softmax 84% / 84%); 1024-thread CTAs lose (1 CTA per SM).
 CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
+# Persistent clusters with the parameters in shared memory, where they measured faster than CLUSTER_SHAPES
+# on the H200 (docs/benchmarks/README.md): 8 x 256 won at every row length it ran; bf16 LayerNorm 1920 x 65536
+# 56% -> 64% of copy, bf16 RMSNorm 8192 x 50257 61% -> 73%, fp32 RMSNorm 960 x 65536 81% -> 85%; fp32 LayerNorm
+# lost (75% -> 72%) and keeps the cluster kernel. Shorter rows (one block per row) measured no better.
+PERSIST_SHAPE = (8, 256)
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
 
 
@@ -109,15 +120,24 @@ class Plan:
     rpb: int         # rows per block (cached warp-per-row mode only)
     nv: int          # vectors per thread (cached / cluster) or vectors in flight per chunk (stream)
     cluster: int     # CTAs per row
-    grid: tuple
+    grid: tuple      # persist: the most CTAs it may use (one cluster per row); launch_grid() picks fewer
     block: tuple
+    nparams: int = 0  # persist: parameter vectors (gamma, beta) cached in shared memory
+
+    @property
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory per CTA (persist: SolParamsShared<...>::kBytes per parameter)."""
+        if self.kind != "persist":
+            return 0
+        item = 4 if self.ctype == "float" else 2
+        return self.nparams * self.nv * (self.tpr + 1) * self.vec * item
 
     @property
     def name(self) -> str:
         if self.kind == "cached":
             return f"{self.op}_kernel<{self.ctype},{self.vec},{self.tpr},{self.rpb},{self.nv}>"
-        if self.kind == "cluster":
-            return f"{self.op}_cluster_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
+        if self.kind in ("cluster", "persist"):
+            return f"{self.op}_{self.kind}_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
         return f"{self.op}_stream_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv}>"
 
     @property
@@ -159,6 +179,19 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         n = -(-nvec // (t * c))
         return Plan(op, "cluster", ctype, vec, t, 1, n, c, (M * c,), (t,))
 
+    def persist(c: int, t: int) -> Plan:
+        if op == "softmax":
+            raise ValueError("softmax has no parameters to keep in shared memory: no persist kernel")
+        if c > 1 and not allow_cluster:
+            raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
+        n = nv or -(-nvec // (t * c))
+        if n * vec > WARP_ROW_MAX_ELEMS:
+            raise ValueError(f"N={N} needs {n * vec} registers per thread at {c} x {t} threads per row")
+        p = Plan(op, "persist", ctype, vec, t, 1, n, c, (M * c,), (t,), NPARAMS[op])
+        if p.shared_bytes > MAX_DYNAMIC_SHARED:
+            raise ValueError(f"{p.shared_bytes} bytes of parameters do not fit one CTA's shared memory")
+        return p
+
     def stream() -> Plan:
         v = width if (aligned and N % width == 0) else 1
         t = tpr or (512 if N >= 4096 * v else 256)
@@ -168,6 +201,8 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
 
     if kind == "stream":
         return stream()
+    if kind == "persist":
+        return persist(cluster or 1, tpr or 1024)
     if kind == "cluster" or cluster is not None:
         if not allow_cluster:
             raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
@@ -208,6 +243,11 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             raise ValueError(f"N={N} does not fit one block's registers; use kind='cluster' or 'stream'")
 
     if allow_cluster and kind in (None, "cluster"):
+        if kind is None and (op == "rmsnorm" or (op == "layernorm" and ctype != "float")):
+            try:
+                return persist(*PERSIST_SHAPE)
+            except ValueError:
+                pass  # too long for 8 x 256 threads' registers: a bigger cluster shape or the stream kernel
         for c, t in CLUSTER_SHAPES:
             if -(-nvec // (t * c)) * vec <= WARP_ROW_MAX_ELEMS:
                 return clustered(c, t)
@@ -255,7 +295,9 @@ class ReferenceKernels:
     """Compiles (lazily, cached per op and instance) and launches the reference kernels."""
 
     def __init__(self, raw_module: Callable | None = None, allow_cluster: bool | None = None,
-                 options: Iterable[str] = OPTIONS):
+                 options: Iterable[str] = OPTIONS, persist_clusters: int | None = None):
+        """persist_clusters: clusters a persistent kernel launches (None: as many as fit on the GPU at once,
+        asked from the driver; tests set a small number so each cluster loops over several rows)."""
         if raw_module is None:
             raw_module, cluster_ok = _default_raw_module()
         else:
@@ -264,6 +306,9 @@ class ReferenceKernels:
         self.allow_cluster = cluster_ok if allow_cluster is None else allow_cluster
         self.options = tuple(options)
         self._functions: dict[str, object] = {}
+        self.persist_clusters = persist_clusters
+        self._resident: dict[tuple, int] = {}
+        self.resident_error: str | None = None  # why the driver could not say (then: one cluster per row)
 
     # -- planning / compiling -------------------------------------------------------------
     def plan(self, op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
@@ -287,6 +332,58 @@ class ReferenceKernels:
         return self._functions[p.name]
 
     # -- launching ------------------------------------------------------------------------
+    def _launch(self, p: Plan, args: tuple) -> None:
+        fn = self.function(p)
+        smem = p.shared_bytes
+        if smem > DEFAULT_DYNAMIC_SHARED and hasattr(fn, "max_dynamic_shared_size_bytes"):  # cupy.RawKernel
+            if fn.max_dynamic_shared_size_bytes < smem:
+                fn.max_dynamic_shared_size_bytes = smem
+        fn((self.launch_grid(p),), p.block, args, shared_mem=smem)
+
+    def launch_grid(self, p: Plan) -> int:
+        """CTAs actually launched: a persist plan runs as many clusters as fit at once (at most one per row)."""
+        if p.kind != "persist":
+            return p.grid[0]
+        n = self.persist_clusters or self._resident_clusters(p)
+        return min(p.grid[0], n * p.cluster)
+
+    def _resident_clusters(self, p: Plan) -> int:
+        """How many clusters of this kernel fit on the GPU at once, cached per plan.
+
+        cuOccupancyMaxActiveClusters knows the GPC layout (a cluster must fit one GPC), which SMs x CTAs per
+        SM does not: a larger grid would run its last clusters as a second wave. When the driver cannot be
+        asked (no cuda-bindings, no function handle), one cluster per row: correct, just not persistent.
+        """
+        key = (p.name, p.shared_bytes)
+        if key in self._resident:
+            return self._resident[key]
+        n = 0
+        try:
+            from cuda.bindings import driver
+            fn = self.function(p)
+            ptr = getattr(fn, "ptr", None)
+            if ptr is None:  # cupy.RawModule.get_function -> RawKernel, whose .kernel is the Function
+                ptr = getattr(getattr(fn, "kernel", None), "ptr", None)
+            if ptr is None:
+                raise RuntimeError(f"no CUfunction handle on {type(fn).__name__}")
+            if p.shared_bytes > DEFAULT_DYNAMIC_SHARED:
+                driver.cuFuncSetAttribute(driver.CUfunction(int(ptr)),
+                                          driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          p.shared_bytes)
+            cfg = driver.CUlaunchConfig()
+            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = p.grid[0], 1, 1
+            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = p.tpr, 1, 1
+            cfg.sharedMemBytes = p.shared_bytes
+            cfg.numAttrs = 0
+            err, n = driver.cuOccupancyMaxActiveClusters(driver.CUfunction(int(ptr)), cfg)
+            if err != driver.CUresult.CUDA_SUCCESS:
+                raise RuntimeError(f"cuOccupancyMaxActiveClusters: {err}")
+        except Exception as exc:  # keep the launch correct (one cluster per row) and say why
+            self.resident_error = f"{type(exc).__name__}: {exc}"
+            n = 0
+        self._resident[key] = n if n > 0 else 1 << 30
+        return self._resident[key]
+
     def _plan_for(self, op: str, x, params, kind: str | None, out=None, config=None) -> Plan:
         if x.ndim != 2 or not x.flags.c_contiguous:
             raise ValueError(f"{op}: x must be a C-contiguous 2-D array, got shape {x.shape}")
@@ -309,21 +406,21 @@ class ReferenceKernels:
         y = self._out(x, out)
         p = self._plan_for("layernorm", x, (gamma, beta), kind, y, config)
         M, N = x.shape
-        self.function(p)(p.grid, p.block, (x, gamma, beta, y, np.int32(M), np.int32(N), np.float32(eps)))
+        self._launch(p, (x, gamma, beta, y, np.int32(M), np.int32(N), np.float32(eps)))
         return y
 
     def rmsnorm(self, x, gamma, eps: float = 1e-6, out=None, kind: str | None = None, config=None):
         y = self._out(x, out)
         p = self._plan_for("rmsnorm", x, (gamma,), kind, y, config)
         M, N = x.shape
-        self.function(p)(p.grid, p.block, (x, gamma, y, np.int32(M), np.int32(N), np.float32(eps)))
+        self._launch(p, (x, gamma, y, np.int32(M), np.int32(N), np.float32(eps)))
         return y
 
     def softmax(self, x, out=None, kind: str | None = None, config=None):
         y = self._out(x, out)
         p = self._plan_for("softmax", x, (), kind, y, config)
         M, N = x.shape
-        self.function(p)(p.grid, p.block, (x, y, np.int32(M), np.int32(N)))
+        self._launch(p, (x, y, np.int32(M), np.int32(N)))
         return y
 
     def run(self, op: str, x, params=(), eps: float | None = None, out=None, kind: str | None = None,

@@ -87,6 +87,7 @@ def test_plan_covers_row_within_register_budget(op, dtype, N):
             assert rows_covered >= M and p.grid[0] % p.cluster == 0
             assert p.tpr <= 32 or p.rpb == 1
             assert p.cluster <= dispatch.MAX_CLUSTER
+            assert p.shared_bytes <= dispatch.MAX_DYNAMIC_SHARED
 
 
 def test_plan_paths_by_row_length():
@@ -94,7 +95,14 @@ def test_plan_paths_by_row_length():
     assert plan("layernorm", 8, 256, "bf16").tpr == 16               # half a warp per row, 8 rows/block
     assert plan("layernorm", 8, 256, "bf16").rpb == 8
     assert plan("layernorm", 8, 4096, "float32").tpr > 32            # block per row
-    assert plan("rmsnorm", 8, 65536, "float32").kind == "cluster"    # row spread over a cluster
+    assert plan("layernorm", 8, 65536, "float32").kind == "cluster"  # row spread over a cluster
+    # ... made persistent with the parameters in shared memory where that measured faster
+    assert plan("rmsnorm", 8, 65536, "float32").kind == "persist"
+    assert plan("layernorm", 8, 50257, "bf16").kind == "persist"
+    assert plan("softmax", 8, 50257, "float32").kind == "cluster"    # no parameters: no persist kernel
+    assert plan("rmsnorm", 8, 131072, "float32").kind == "cluster"   # too long for 8 x 256 threads
+    p = plan("layernorm", 8, 65536, "bf16")
+    assert p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16 <= dispatch.MAX_DYNAMIC_SHARED
     assert plan("rmsnorm", 8, 65536, "float32", allow_cluster=False).kind == "stream"
     assert plan("softmax", 8, 1 << 20, "bf16").kind == "stream"      # too long for 8 CTAs
     assert plan("softmax", 8, 50257, "float32").vec == 4              # misaligned rows still vectorised
@@ -242,6 +250,27 @@ def test_cpu_emulator_memcheck_racecheck_misaligned_rows(op, monkeypatch):
         check_output(op, kernels.asnumpy(y), exact, "float32")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ("layernorm", "rmsnorm"))
+def test_cpu_emulator_persist_kernel_loops_rows_with_parameters_in_shared_memory(op, dtype, monkeypatch):
+    """Persistent kernel (one CTA per row here; clusters need a GPU): 3 CTAs loop over 7 rows, parameters
+    read once into shared memory; rows at every 16-byte offset (N = 1029, 131) read them at every shift."""
+    kernels = _cpu_backend_or_skip()
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=3)
+    rng = np.random.default_rng(11)
+    np_dtype = np.uint16 if dtype == "bf16" else np.float32
+    for M, N, tpr in ((7, 1029, 64), (7, 1024, 128), (5, 131, 32)):
+        p = rk.plan(op, M, N, np_dtype, kind="persist", tpr=tpr)
+        assert p.kind == "persist" and p.shared_bytes > 0 and rk.launch_grid(p) == 3
+        stored, exact = make_case(op, M, N, dtype, rng)
+        x, *params = [kernels.asarray(a) for a in stored]
+        y = kernels.asarray(poison(stored[0]))
+        with kernels.check("memcheck", "racecheck"):
+            rk.run(op, x, params, out=y, kind="persist", config={"tpr": tpr})
+        check_output(op, kernels.asnumpy(y), exact, dtype)
+
+
 def test_cpu_emulator_unaligned_base_pointer_uses_scalar_path(monkeypatch):
     kernels = _cpu_backend_or_skip()
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
@@ -285,6 +314,36 @@ def test_gpu_every_path_matches_float64(op, dtype):
             y = cp.asarray(poison(stored[0]))
             rk.run(op, x, params, out=y, kind=kind)
             check_output(op, cp.asnumpy(y), exact, dtype)
+
+
+PERSIST_SHAPES = ((1, 512), (1, 1024), (2, 256), (2, 512), (4, 256), (4, 512), (8, 128), (8, 256), (8, 512))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ("layernorm", "rmsnorm"))
+def test_gpu_persist_kernels_match_float64(op, dtype):
+    """Every persistent launch shape, with 2 clusters looping over the rows and with the driver-sized grid,
+    on aligned and misaligned rows (N = 50257 / 16387 start at every offset)."""
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(5)
+    np_dtype = np.uint16 if dtype == "bf16" else np.float32
+    for clusters in (2, None):
+        rk = ReferenceKernels(raw_module=cp.RawModule, persist_clusters=clusters)
+        for M, N in ((9, 4096), (7, 16387), (5, 32768), (11, 50257), (3, 65536)):
+            stored, exact = make_case(op, M, N, dtype, rng)
+            x, *params = [cp.asarray(a) for a in stored]
+            for c, t in PERSIST_SHAPES:
+                config = {"cluster": c, "tpr": t}
+                try:
+                    p = rk.plan(op, M, N, np_dtype, kind="persist", **config)
+                except ValueError:
+                    continue  # too many elements per thread, or too much shared memory
+                y = cp.asarray(poison(stored[0]))
+                rk.run(op, x, params, out=y, kind="persist", config=config)
+                assert clusters is None or rk.launch_grid(p) == min(M, clusters) * c
+                check_output(op, cp.asnumpy(y), exact, dtype)
+        assert clusters or rk.resident_error is None, rk.resident_error
 
 
 @pytest.mark.gpu

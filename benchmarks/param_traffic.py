@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Stage-removal diagnosis: how much do parameter reads (gamma, beta) cost the long-row norm kernels? (GPU only)
+
+Builds the reference kernels three ways and times the same default launch of each shape side by side
+(same Timer as speed_of_light.py: CUDA events, L2 flushed before every launch, median):
+  default       the shipped build
+  x-no-L1       x read with ld.global.nc.L1::no_allocate (-DSOL_X_NO_L1): L1 keeps gamma/beta for the next rows
+  no-params     gamma/beta not loaded at all (-DSOL_DIAG_NO_PARAMS): wrong results, timing only -- the cost
+                of the parameter reads is default - no-params
+Softmax (no parameters) is timed as a control. Verified builds: default and x-no-L1.
+
+    python benchmarks/param_traffic.py [--ns 8192,16384,32768,65536] [--ops layernorm,rmsnorm,softmax]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import cupy as cp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from speed_of_light import TOL, Timer, as_f64, copy_gbps, from_torch, make_inputs, reference, rel_err  # noqa: E402
+
+from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
+
+BUILDS = {"default": (), "x-no-L1": ("-DSOL_X_NO_L1",), "no-params": ("-DSOL_DIAG_NO_PARAMS",)}
+VERIFIED = ("default", "x-no-L1")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ns", default="4096,8192,16384,32768,65536")
+    ap.add_argument("--ops", default="layernorm,rmsnorm,softmax")
+    ap.add_argument("--dtypes", default="fp32,bf16")
+    ap.add_argument("--builds", default=",".join(BUILDS))
+    ap.add_argument("--llmc", action="store_true", help="also 8192 x 50257")
+    ap.add_argument("--reps", type=int, default=30)
+    args = ap.parse_args(argv)
+    l2 = int(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"])
+    timer = Timer(l2, args.reps, 3)
+    copy_bw = max(copy_gbps(timer, 1 << 30)[0], copy_gbps(timer, 1 << 30)[0])
+    builds = [b for b in args.builds.split(",") if b]
+    rks = {b: ReferenceKernels(options=("-std=c++17",) + BUILDS[b]) for b in builds}
+    print(f"copy ceiling {copy_bw:.0f} GB/s; % of copy per build", flush=True)
+    print("| op | dtype | M | N | kernel | " + " | ".join(builds) + " |")
+    print("|---|---|---:|---:|---|" + "---:|" * len(builds))
+    for dtype in args.dtypes.split(","):
+        itemsize = 2 if dtype == "bf16" else 4
+        shapes = [(-(-4 * l2 // (int(n) * itemsize)), int(n)) for n in args.ns.split(",")]
+        if args.llmc:
+            shapes.append((8192, 50257))
+        for M, N in shapes:
+            for op in args.ops.split(","):
+                x_t, p_t = make_inputs(op, M, N, dtype, 7)
+                x = from_torch(x_t, dtype)
+                params = [from_torch(p, dtype) for p in p_t]
+                nbytes = 2 * M * N * itemsize + len(params) * N * itemsize
+                ref = reference(op, as_f64(x, dtype), [as_f64(p, dtype) for p in params])
+                y = cp.empty_like(x)
+                cells = []
+                for b in builds:
+                    rk = rks[b]
+                    rk.run(op, x, params, out=y)
+                    cp.cuda.Device().synchronize()
+                    if b in VERIFIED and not rel_err(y, ref, dtype) <= TOL[dtype]:
+                        cells.append("WRONG")
+                        continue
+                    us, _ = timer.median_us(lambda: rk.run(op, x, params, out=y))
+                    cells.append(f"{100 * nbytes / us / 1e3 / copy_bw:.1f}%")
+                name = rks[builds[0]].plan(op, M, N, x.dtype).name
+                print(f"| {op} | {dtype} | {M} | {N} | `{name}` | " + " | ".join(cells) + " |", flush=True)
+                del x, params, ref, y, x_t, p_t
+                cp.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()
