@@ -164,7 +164,8 @@ __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                          T* __restrict__ y, int M, int N, float eps) {
     using P = SolParamsGlobal<T, W>;
-    layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, P{gamma}, P{beta}, y, M, N, eps, blockIdx.x / CLUSTER, 0);
+    layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, P{gamma}, P{beta}, y, M, N, eps, 
+        (long long)(blockIdx.x / CLUSTER) + threadIdx.x / TPR, 0);
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 

@@ -83,7 +83,8 @@ template <typename T, int W, int TPR, int NV, int CLUSTER>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
                        int M, int N, float eps) {
-    rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, SolParamsGlobal<T, W>{gamma}, y, M, N, eps, blockIdx.x / CLUSTER, 0);
+    rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, SolParamsGlobal<T, W>{gamma}, y, M, N, eps, 
+        (long long)(blockIdx.x / CLUSTER) + threadIdx.x / TPR, 0);
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 
