@@ -355,15 +355,16 @@ __device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col,
     }
 }
 
-// Where a row kernel reads its parameters (gamma, beta). SolParamsGlobal: from global memory on every row
-// (L1/L2 hits while the parameters fit there).
+// Where a row kernel reads its parameters (gamma, beta): load(p, i, col, N, v) gives the W columns starting at
+// col of parameter p (i: the thread's vector number). SolParamsGlobal: from global memory on every row (L1/L2
+// hits while the parameters fit there). Stateless, so the kernels keep passing p as a __restrict__ argument
+// (a pointer inside a struct loses it; the non-persistent kernels compile to the same code as before).
 template <typename T, int W>
 struct SolParamsGlobal {
     static constexpr bool kShared = false;
-    const T* __restrict__ p;
-    // the W columns starting at col (i: the thread's vector number, unused here)
-    __device__ __forceinline__ void load(int, int col, int N, float (&v)[W]) const { sol_load_param<T, W>(p, col, N, v); }
-    __device__ __forceinline__ float scalar(int col) const { return sol_to_f32(SOL_LDG(p + col)); }
+    __device__ __forceinline__ void load(const T* __restrict__ p, int, int col, int N, float (&v)[W]) const {
+        sol_load_param<T, W>(p, col, N, v);
+    }
 };
 
 // Parameters of the columns one persistent CTA owns, copied to shared memory once for all of its rows.
@@ -378,12 +379,11 @@ struct SolParamsShared {
     static constexpr bool kShared = true;
     static constexpr int kBlock = (TPR + 1) * W;
     static constexpr int kBytes = NV * kBlock * (int)sizeof(T);
-    const T* __restrict__ p;  // global copy: the scalar head/tail of misaligned rows reads it
-    T* s;                     // NV blocks of kBlock elements
+    T* s;      // NV blocks of kBlock elements
     int rank;
 
-    // Every thread of the CTA copies; the caller syncs the block before the first load().
-    __device__ __forceinline__ void fill(int N) {
+    // Every thread of the CTA copies parameter p; the caller syncs the block before the first load().
+    __device__ __forceinline__ void fill(const T* __restrict__ p, int N) {
 #pragma unroll 1
         for (int i = 0; i < NV; ++i) {
             const int b = (i * CLUSTER + rank) * TPR * W;
@@ -406,7 +406,7 @@ struct SolParamsShared {
             }
         }
     }
-    __device__ __forceinline__ void load(int i, int col, int, float (&v)[W]) const {
+    __device__ __forceinline__ void load(const T* __restrict__, int i, int col, int, float (&v)[W]) const {
         const T* blk = s + i * kBlock;
         const int off = col - (i * CLUSTER + rank) * TPR * W;  // < kBlock - W + W
         if constexpr (W == 1) {
@@ -425,5 +425,4 @@ struct SolParamsShared {
             sol_unpack<T, W>(q, v);
         }
     }
-    __device__ __forceinline__ float scalar(int col) const { return sol_to_f32(SOL_LDG(p + col)); }
 };

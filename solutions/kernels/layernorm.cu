@@ -20,19 +20,23 @@
 // par alternates between consecutive rows of a persistent CTA, so a row's reduction buffers are not the
 // ones a slower thread (or peer CTA) may still read for the previous row.
 template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER, class P>
-__device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, const P gamma, const P beta,
-                                                     T* __restrict__ y, int M, int N, float eps,
-                                                     long long row_id, int par) {
+__device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, const T* __restrict__ gamma,
+                                                     const T* __restrict__ beta, T* __restrict__ y,
+                                                     int M, int N, float eps, long long row_id, int par,
+                                                     const P pg, const P pb) {
     static_assert(TPR <= 32 || RPB == 1, "several rows per block only when a row fits in one warp");
     static_assert((TPR % 32 == 0 && TPR <= 1024) || TPR == 8 || TPR == 16, "TPR: 8, 16 or 32k <= 1024");
     static_assert(TPR >= 2 * W - 2, "a misaligned row's scalar head + tail (< 2 vectors) needs a lane each");
     constexpr bool kOnePass = CLUSTER > 1 && sizeof(T) == 4;
-    __shared__ float warp_buf[2][kOnePass ? 1 : 2][TPR > 32 ? TPR / 32 : 1];
-    __shared__ float cluster_buf[2][kOnePass ? 1 : 2];
-    __shared__ float2 warp_buf2[2][kOnePass && TPR > 32 ? TPR / 32 : 1];
-    __shared__ float2 cluster_buf2[2][1];
+    constexpr int NB = P::kShared ? 2 : 1;  // buffer sets: alternating rows in the persistent kernel
+    __shared__ float warp_buf[NB][kOnePass ? 1 : 2][TPR > 32 ? TPR / 32 : 1];
+    __shared__ float cluster_buf[NB][kOnePass ? 1 : 2];
+    __shared__ float2 warp_buf2[NB][kOnePass && TPR > 32 ? TPR / 32 : 1];
+    __shared__ float2 cluster_buf2[NB][1];
+    if constexpr (!P::kShared) par = 0;
     const int t = threadIdx.x % TPR;
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    if (row_id < 0) row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;  // one row per thread group
     if (TPR == 32 && row_id >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     // Sub-warp rows (TPR < 32): lanes past the last row still join their warp's shuffles (on a clamped
     // row) and store nothing.
@@ -58,8 +62,8 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
             for (int i = 0; i < NV; ++i) {
                 const int j = (i * CLUSTER + rank) * TPR + t;
                 if (j < rs.nb) {
-                    gamma.load(i, rs.shift + j * W, N, g[i]);
-                    beta.load(i, rs.shift + j * W, N, b[i]);
+                    pg.load(gamma, i, rs.shift + j * W, N, g[i]);
+                    pb.load(beta, i, rs.shift + j * W, N, b[i]);
                 }
             }
         }
@@ -132,7 +136,8 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
         rstd = rsqrtf(var + eps);
     }
     if (has_ex && row_ok)
-        sol_from_f32(yr + ex_i, fmaf((ex - mean) * rstd, gamma.scalar(ex_i), beta.scalar(ex_i)));
+        sol_from_f32(yr + ex_i, fmaf((ex - mean) * rstd, sol_to_f32(SOL_LDG(gamma + ex_i)),
+                                     sol_to_f32(SOL_LDG(beta + ex_i))));
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
         const int j = (i * CLUSTER + rank) * TPR + t;
@@ -140,8 +145,8 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
             const int c = rs.shift + j * W;
             const int pi = kPrefetch ? i : 0;
             if constexpr (!kPrefetch) {
-                gamma.load(i, c, N, g[0]);
-                beta.load(i, c, N, b[0]);
+                pg.load(gamma, i, c, N, g[0]);
+                pb.load(beta, i, c, N, b[0]);
             }
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = fmaf((v[i][k] - mean) * rstd, g[pi][k], b[pi][k]);
@@ -155,8 +160,7 @@ __global__ void __launch_bounds__(TPR * RPB)
 layernorm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                  T* __restrict__ y, int M, int N, float eps) {
     using P = SolParamsGlobal<T, W>;
-    layernorm_cached_row<T, W, TPR, RPB, NV, 1>(x, P{gamma}, P{beta}, y, M, N, eps,
-                                                (long long)blockIdx.x * RPB + threadIdx.x / TPR, 0);
+    layernorm_cached_row<T, W, TPR, RPB, NV, 1>(x, gamma, beta, y, M, N, eps, -1, 0, P{}, P{});
 }
 
 template <typename T, int W, int TPR, int NV, int CLUSTER>
@@ -164,8 +168,7 @@ __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                          T* __restrict__ y, int M, int N, float eps) {
     using P = SolParamsGlobal<T, W>;
-    layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, P{gamma}, P{beta}, y, M, N, eps, 
-        (long long)(blockIdx.x / CLUSTER) + threadIdx.x / TPR, 0);
+    layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, beta, y, M, N, eps, -1, 0, P{}, P{});
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 
@@ -181,14 +184,14 @@ layernorm_persist_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
     extern __shared__ uint4 sol_param_smem[];
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     T* s = reinterpret_cast<T*>(sol_param_smem);
-    P g{gamma, s, rank}, b{beta, s + P::kBytes / sizeof(T), rank};
-    g.fill(N);
-    b.fill(N);
+    P g{s, rank}, b{s + P::kBytes / sizeof(T), rank};
+    g.fill(gamma, N);
+    b.fill(beta, N);
     __syncthreads();
     const int step = gridDim.x / CLUSTER;
     int par = 0;
     for (long long r = blockIdx.x / CLUSTER; r < M; r += step, par ^= 1)
-        layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, g, b, y, M, N, eps, r, par);
+        layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, beta, y, M, N, eps, r, par, g, b);
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 

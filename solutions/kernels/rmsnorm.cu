@@ -9,15 +9,19 @@
 
 // P: where gamma is read; row_id / par as in layernorm_cached_row.
 template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER, class P>
-__device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, const P gamma, T* __restrict__ y,
-                                                   int M, int N, float eps, long long row_id, int par) {
+__device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, const T* __restrict__ gamma,
+                                                   T* __restrict__ y, int M, int N, float eps, long long row_id,
+                                                   int par, const P pg) {
     static_assert(TPR <= 32 || RPB == 1, "several rows per block only when a row fits in one warp");
     static_assert((TPR % 32 == 0 && TPR <= 1024) || TPR == 8 || TPR == 16, "TPR: 8, 16 or 32k <= 1024");
     static_assert(TPR >= 2 * W - 2, "a misaligned row's scalar head + tail (< 2 vectors) needs a lane each");
-    __shared__ float warp_buf[2][TPR > 32 ? TPR / 32 : 1];
-    __shared__ float cluster_buf[2][1];
+    constexpr int NB = P::kShared ? 2 : 1;  // buffer sets: alternating rows in the persistent kernel
+    __shared__ float warp_buf[NB][TPR > 32 ? TPR / 32 : 1];
+    __shared__ float cluster_buf[NB][1];
+    if constexpr (!P::kShared) par = 0;
     const int t = threadIdx.x % TPR;
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    if (row_id < 0) row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;  // one row per thread group
     if (TPR == 32 && row_id >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     // Sub-warp rows (TPR < 32): lanes past the last row still join their warp's shuffles (on a clamped
     // row) and store nothing.
@@ -51,20 +55,20 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int j = (i * CLUSTER + rank) * TPR + t;
-            if (j < rs.nb) gamma.load(i, rs.shift + j * W, N, g[i]);
+            if (j < rs.nb) pg.load(gamma, i, rs.shift + j * W, N, g[i]);
         }
     }
     const float ms = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[par], cluster_buf[par]) / N;
     const float rrms = rsqrtf(ms + eps);
 
-    if (has_ex && row_ok) sol_from_f32(yr + ex_i, ex * rrms * gamma.scalar(ex_i));
+    if (has_ex && row_ok) sol_from_f32(yr + ex_i, ex * rrms * sol_to_f32(SOL_LDG(gamma + ex_i)));
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
         const int j = (i * CLUSTER + rank) * TPR + t;
         if (j < rs.nb && row_ok) {
             const int c = rs.shift + j * W;
             const int pi = kPrefetch ? i : 0;
-            if constexpr (!kPrefetch) gamma.load(i, c, N, g[0]);
+            if constexpr (!kPrefetch) pg.load(gamma, i, c, N, g[0]);
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = v[i][k] * rrms * g[pi][k];
             sol_store<T, W, false, P::kShared>(yr + c, v[i]);
@@ -75,16 +79,14 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
 template <typename T, int W, int TPR, int RPB, int NV>
 __global__ void __launch_bounds__(TPR * RPB)
 rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y, int M, int N, float eps) {
-    rmsnorm_cached_row<T, W, TPR, RPB, NV, 1>(x, SolParamsGlobal<T, W>{gamma}, y, M, N, eps,
-                                              (long long)blockIdx.x * RPB + threadIdx.x / TPR, 0);
+    rmsnorm_cached_row<T, W, TPR, RPB, NV, 1>(x, gamma, y, M, N, eps, -1, 0, SolParamsGlobal<T, W>{});
 }
 
 template <typename T, int W, int TPR, int NV, int CLUSTER>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
                        int M, int N, float eps) {
-    rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, SolParamsGlobal<T, W>{gamma}, y, M, N, eps, 
-        (long long)(blockIdx.x / CLUSTER) + threadIdx.x / TPR, 0);
+    rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, y, M, N, eps, -1, 0, SolParamsGlobal<T, W>{});
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 
@@ -97,13 +99,13 @@ rmsnorm_persist_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* 
     using P = SolParamsShared<T, W, TPR, NV, CLUSTER>;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
-    P g{gamma, reinterpret_cast<T*>(sol_param_smem), rank};
-    g.fill(N);
+    P g{reinterpret_cast<T*>(sol_param_smem), rank};
+    g.fill(gamma, N);
     __syncthreads();
     const int step = gridDim.x / CLUSTER;
     int par = 0;
     for (long long r = blockIdx.x / CLUSTER; r < M; r += step, par ^= 1)
-        rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, g, y, M, N, eps, r, par);
+        rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, y, M, N, eps, r, par, g);
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 
