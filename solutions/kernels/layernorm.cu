@@ -2,13 +2,15 @@
 //   y[r, i] = (x[r, i] - mean_r) * rstd_r * gamma[i] + beta[i]
 //   mean_r = sum_i x / N,  var_r = sum_i (x - mean_r)^2 / N,  rstd_r = 1 / sqrt(var_r + eps)
 // T = float (fp32) or unsigned short (bf16 bits); statistics are always fp32.
-// Three launch shapes, chosen by solutions/kernels/dispatch.py from the row length N:
+// Four launch shapes, chosen by solutions/kernels/dispatch.py from the row length N:
 //   layernorm_kernel          TPR threads per row, the row cached in registers (TPR = 8/16/32: part of a
 //                             warp or a warp per row, RPB rows per block; TPR > 32: block per row). Exact
 //                             two-pass statistics on the cached row: x is read from memory once, y written once.
 //   layernorm_cluster_kernel  a thread-block cluster of CLUSTER CTAs (sm_90) shares one row (rows too long
 //                             for one block's registers); partial sums cross CTAs via distributed shared memory.
 //                             fp32 clusters: one reduction round of shifted sums (see kOnePass below).
+//   layernorm_persist_kernel  the cluster kernel made persistent (CLUSTER may be 1): each CTA keeps gamma/beta
+//                             of its columns in shared memory and loops over rows (long bf16 rows).
 //   layernorm_stream_kernel   any N: block per row, chunked Welford over the row, then a second read of the
 //                             row (mostly an L2 hit) for the output. Used when no cached shape fits.
 // Compiled after common.cuh (the sol_* helpers): dispatch.source("layernorm") joins the two (no #include).

@@ -4,6 +4,7 @@
 // Launch shapes (chosen by solutions/kernels/dispatch.py from N), as in layernorm.cu:
 //   rmsnorm_kernel          row cached in registers, 8-32 lanes per row or block per row: one read, one write
 //   rmsnorm_cluster_kernel  a cluster of CLUSTER CTAs shares a row through distributed shared memory
+//   rmsnorm_persist_kernel  persistent clusters, gamma of each CTA's columns in shared memory (long rows)
 //   rmsnorm_stream_kernel   any N: block per row, sum of squares, then the row is read again
 // Compiled after common.cuh (the sol_* helpers): dispatch.source("rmsnorm") joins the two (no #include).
 
