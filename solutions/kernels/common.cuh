@@ -394,7 +394,7 @@ struct SolParamsShared {
                     if (c + W <= N) {
                         q = SOL_LDG(reinterpret_cast<const uint4*>(p + c));
                     } else {  // past the row's end: zeros, never used for an output
-                        T e[W];
+                        alignas(16) T e[W];
 #pragma unroll
                         for (int k = 0; k < W; ++k) e[k] = c + k < N ? p[c + k] : T(0);
                         q = *reinterpret_cast<const uint4*>(e);
@@ -408,7 +408,7 @@ struct SolParamsShared {
     }
     __device__ __forceinline__ void load(const T* __restrict__, int i, int col, int, float (&v)[W]) const {
         const T* blk = s + i * kBlock;
-        const int off = col - (i * CLUSTER + rank) * TPR * W;  // < kBlock - W + W
+        const int off = col - (i * CLUSTER + rank) * TPR * W;  // shift + t * W: 0 <= off <= TPR * W - 1
         if constexpr (W == 1) {
             v[0] = sol_to_f32(blk[off]);
         } else {
