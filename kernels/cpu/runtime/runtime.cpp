@@ -130,6 +130,21 @@ void ensure_stacks(int n) {
 #endif
 }
 
+#ifndef EMU_ASAN
+// Every loaded module links its own copy of this runtime, so each keeps its own pool of stacks, two memory
+// mappings per stack (stack + guard page). A process that loads hundreds of modules (a test suite, a batch
+// grader) would run into vm.max_map_count (65530): mmap fails and the emulator aborts. After a launch a
+// module keeps at most kKeepStacks stacks; bigger blocks map the rest again on their next launch.
+// (Not in the memcheck runner: one launch per process, and ASan tracks the stacks' shadow.)
+const size_t kKeepStacks = 32;
+void trim_stacks() {
+    while (g_stacks.size() > kKeepStacks) {
+        munmap(g_stacks.back(), EMU_STACK_SIZE + kPage);
+        g_stacks.pop_back();
+    }
+}
+#endif
+
 void fiber_main(void* arg);
 
 void* init_fiber_stack(int i, Thread* t) {
@@ -864,6 +879,9 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
     for (int i = 0; i < kNumSignals; ++i)
         if (handled_here(kSignals[i])) sigaction(kSignals[i], &old_sa[i], nullptr);
     sigaltstack(&old_ss, nullptr);
+#ifndef EMU_ASAN
+    trim_stacks();
+#endif
 
     res->float_atomics = g_float_atomics;
     res->float_atomic_mag = g_float_atomic_mag;
