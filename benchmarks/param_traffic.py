@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Stage-removal diagnosis: how much do parameter reads (gamma, beta) cost the long-row norm kernels? (GPU only)
 
-Builds the reference kernels three ways and times the same default launch of each shape side by side
+Builds the reference kernels two ways and times the same default launch of each shape side by side
 (same Timer as speed_of_light.py: CUDA events, L2 flushed before every launch, median):
   default       the shipped build
-  x-no-L1       x read with ld.global.nc.L1::no_allocate (-DSOL_X_NO_L1): L1 keeps gamma/beta for the next rows
-  no-params     gamma/beta not loaded at all (-DSOL_DIAG_NO_PARAMS): wrong results, timing only -- the cost
-                of the parameter reads is default - no-params
-Softmax (no parameters) is timed as a control. Verified builds: default and x-no-L1.
+  no-params     gamma/beta not read from global memory (-DSOL_DIAG_NO_PARAMS): wrong results, timing only --
+                the cost of the parameter reads is default - no-params (the persist kernels read them from
+                shared memory, which this build leaves as is)
+Softmax (no parameters) is timed as a control. The default build is verified against float64 first.
+(docs/benchmarks/param_traffic_before_persist.txt also has an "x-no-L1" column: x read with
+ld.global.nc.L1::no_allocate, measured no better and removed; its code is in commit 1cce242.)
 
     python benchmarks/param_traffic.py [--ns 8192,16384,32768,65536] [--ops layernorm,rmsnorm,softmax]
 """
@@ -24,8 +26,8 @@ from speed_of_light import TOL, Timer, as_f64, copy_gbps, from_torch, make_input
 
 from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
 
-BUILDS = {"default": (), "x-no-L1": ("-DSOL_X_NO_L1",), "no-params": ("-DSOL_DIAG_NO_PARAMS",)}
-VERIFIED = ("default", "x-no-L1")
+BUILDS = {"default": (), "no-params": ("-DSOL_DIAG_NO_PARAMS",)}
+VERIFIED = ("default",)
 
 
 def main(argv=None):

@@ -21,32 +21,6 @@
 #define SOL_LDG(p) (*(p))
 #define SOL_STCS(p, v) (*(p) = (v))
 #endif
-// -DSOL_X_NO_L1: x (read once) bypasses L1 (ld.global.nc.L1::no_allocate), so L1 keeps the parameters
-// that every row re-reads (diagnosis build of benchmarks/param_traffic.py).
-#if defined(__CUDA_ARCH__) && !defined(__CUDA_EMU__) && defined(SOL_X_NO_L1) && !defined(SOL_CACHE_HINTS)
-__device__ __forceinline__ float4 sol_ld_x(const float4* p) {
-    float4 v;
-    asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-    return v;
-}
-__device__ __forceinline__ uint4 sol_ld_x(const uint4* p) {
-    uint4 v;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-    return v;
-}
-__device__ __forceinline__ float sol_ld_x(const float* p) {
-    float v;
-    asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(p));
-    return v;
-}
-__device__ __forceinline__ unsigned short sol_ld_x(const unsigned short* p) {
-    unsigned short v;
-    asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
-    return v;
-}
-#undef SOL_LDCS
-#define SOL_LDCS(p) sol_ld_x(p)
-#endif
 // 16-byte stores of the persistent kernels. `*(float4*)p = v` is an aggregate copy: NVVM splits it into 4-byte
 // stores and re-joins them where it can prove the alignment; inside the persistent kernels' row loop it did
 // not (four st.global.f32 per vector, each warp store half-filling 32 sectors; fp32 RMSNorm 8192 measured 87%
