@@ -290,6 +290,36 @@ struct SolRowSplit {
     __device__ __forceinline__ int extra_index(int e) const { return e < shift ? e : nb * W + e; }
 };
 
+// Body vector number of a cached row's vector i of thread t in cluster rank `rank`: a warp's load
+// instruction covers 32 consecutive 16-byte vectors, and each rank takes every CLUSTER-th block of TPR.
+template <int TPR, int CLUSTER>
+__device__ __forceinline__ int sol_vec_index(int i, int rank, int t) { return (i * CLUSTER + rank) * TPR + t; }
+
+// Load the body vectors thread t owns of one cached row into v (elements shift + j * W ..., j =
+// sol_vec_index) and fill the ones past the row with `pad`; fold(e) sees every element in order: the
+// padding too (pad is the reduction's identity) or, FOLD_PAD = false, only the row's own elements.
+template <typename T, int W, int TPR, int NV, int CLUSTER, bool FOLD_PAD = true, class Fold>
+__device__ __forceinline__ void sol_load_cached_row(const T* __restrict__ xr, const SolRowSplit<T, W>& rs,
+                                                    int rank, int t, float (&v)[NV][W], float pad, Fold fold) {
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        if (const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t); j < rs.nb) {
+            sol_load<T, W, true>(xr + rs.shift + j * W, v[i]);
+            if constexpr (!FOLD_PAD) {
+#pragma unroll
+                for (int k = 0; k < W; ++k) fold(v[i][k]);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < W; ++k) v[i][k] = pad;
+        }
+        if constexpr (FOLD_PAD) {
+#pragma unroll
+            for (int k = 0; k < W; ++k) fold(v[i][k]);
+        }
+    }
+}
+
 // The 16 bytes of parameters for the W columns starting at `col` (p 16-byte aligned, any column alignment):
 // one vector load when col is a multiple of W; else aligned 32-bit words -- fp32: 4 words, bf16: 4 words
 // (even col) or 5 words and a 16-bit funnel shift (odd col) instead of 8 scalar 16-bit loads. Words, not the
@@ -360,7 +390,7 @@ struct SolParamsShared {
     __device__ __forceinline__ void fill(const T* __restrict__ p, int N) {
 #pragma unroll 1
         for (int i = 0; i < NV; ++i) {
-            const int b = (i * CLUSTER + rank) * TPR * W;
+            const int b = (i * CLUSTER + rank) * TPR * W;  // column of sol_vec_index(i, rank, 0)
             for (int u = threadIdx.x; u <= TPR; u += TPR) {
                 const int c = b + u * W;
                 if constexpr (W > 1) {

@@ -62,7 +62,7 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
         if constexpr (kPrefetch) {
 #pragma unroll
             for (int i = 0; i < NV; ++i) {
-                const int j = (i * CLUSTER + rank) * TPR + t;
+                const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
                 if (j < rs.nb) {
                     pg.load(gamma, i, rs.shift + j * W, N, g[i]);
                     pb.load(beta, i, rs.shift + j * W, N, b[i]);
@@ -79,22 +79,11 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
         // on every single-CTA shape measured slower (docs/benchmarks/README.md), so they keep two passes.
         const float K = sol_to_f32(SOL_LDG(xr));
         float s1 = 0.0f, s2 = 0.0f;
-#pragma unroll
-        for (int i = 0; i < NV; ++i) {
-            const int j = (i * CLUSTER + rank) * TPR + t;
-            if (j < rs.nb) {
-                sol_load<T, W, true>(xr + rs.shift + j * W, v[i]);
-#pragma unroll
-                for (int k = 0; k < W; ++k) {
-                    const float d = v[i][k] - K;
-                    s1 += d;
-                    s2 = fmaf(d, d, s2);
-                }
-            } else {
-#pragma unroll
-                for (int k = 0; k < W; ++k) v[i][k] = 0.0f;
-            }
-        }
+        sol_load_cached_row<T, W, TPR, NV, CLUSTER, false>(xr, rs, rank, t, v, 0.0f, [&](float e) {
+            const float d = e - K;  // padding is not a sample: not folded
+            s1 += d;
+            s2 = fmaf(d, d, s2);
+        });
         if (has_ex) {
             const float d = ex - K;
             s1 += d;
@@ -107,25 +96,14 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
         rstd = rsqrtf(fmaxf(S.y / N - dm * dm, 0.0f) + eps);
     } else {
         float sum = ex;
-#pragma unroll
-        for (int i = 0; i < NV; ++i) {
-            const int j = (i * CLUSTER + rank) * TPR + t;
-            if (j < rs.nb) {
-                sol_load<T, W, true>(xr + rs.shift + j * W, v[i]);
-            } else {
-#pragma unroll
-                for (int k = 0; k < W; ++k) v[i][k] = 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < W; ++k) sum += v[i][k];
-        }
+        sol_load_cached_row<T, W, TPR, NV, CLUSTER>(xr, rs, rank, t, v, 0.0f, [&](float e) { sum += e; });
         prefetch_params();
         mean = sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[par][0], &cluster_buf[par][0]) / N;
         // Second pass over the registers: exact sum of squared deviations, no E[x^2] - E[x]^2 cancellation.
         float sq = has_ex ? (ex - mean) * (ex - mean) : 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int j = (i * CLUSTER + rank) * TPR + t;
+            const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
             if (j < rs.nb) {
 #pragma unroll
                 for (int k = 0; k < W; ++k) {
@@ -142,7 +120,7 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
                                      sol_to_f32(SOL_LDG(beta + ex_i))));
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int j = (i * CLUSTER + rank) * TPR + t;
+        const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
         if (j < rs.nb && row_ok) {
             const int c = rs.shift + j * W;
             const int pi = kPrefetch ? i : 0;

@@ -37,25 +37,14 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
     float v[NV][W];
     const float ex = has_ex ? sol_to_f32(SOL_LDCS(xr + ex_i)) : 0.0f;
     float sq = ex * ex;
-#pragma unroll
-    for (int i = 0; i < NV; ++i) {
-        const int j = (i * CLUSTER + rank) * TPR + t;
-        if (j < rs.nb) {
-            sol_load<T, W, true>(xr + rs.shift + j * W, v[i]);
-        } else {
-#pragma unroll
-            for (int k = 0; k < W; ++k) v[i][k] = 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < W; ++k) sq = fmaf(v[i][k], v[i][k], sq);
-    }
+    sol_load_cached_row<T, W, TPR, NV, CLUSTER>(xr, rs, rank, t, v, 0.0f, [&](float e) { sq = fmaf(e, e, sq); });
     // gamma is loaded before the reduction so its latency hides behind it (small per-thread rows only).
     constexpr bool kPrefetch = NV * W <= 16 && !P::kShared;
     float g[kPrefetch ? NV : 1][W];
     if constexpr (kPrefetch) {
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int j = (i * CLUSTER + rank) * TPR + t;
+            const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
             if (j < rs.nb) pg.load(gamma, i, rs.shift + j * W, N, g[i]);
         }
     }
@@ -65,7 +54,7 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
     if (has_ex && row_ok) sol_from_f32(yr + ex_i, ex * rrms * sol_to_f32(SOL_LDG(gamma + ex_i)));
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int j = (i * CLUSTER + rank) * TPR + t;
+        const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
         if (j < rs.nb && row_ok) {
             const int c = rs.shift + j * W;
             const int pi = kPrefetch ? i : 0;

@@ -35,18 +35,8 @@ __device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* _
     float v[NV][W];
     float ex = has_ex ? sol_to_f32(SOL_LDCS(xr + ex_i)) : SolMax::identity();
     float mx = ex;
-#pragma unroll
-    for (int i = 0; i < NV; ++i) {
-        const int j = (i * CLUSTER + rank) * TPR + t;
-        if (j < rs.nb) {
-            sol_load<T, W, true>(xr + rs.shift + j * W, v[i]);
-        } else {
-#pragma unroll
-            for (int k = 0; k < W; ++k) v[i][k] = SolMax::identity();
-        }
-#pragma unroll
-        for (int k = 0; k < W; ++k) mx = fmaxf(mx, v[i][k]);
-    }
+    sol_load_cached_row<T, W, TPR, NV, CLUSTER>(xr, rs, rank, t, v, SolMax::identity(),
+                                                [&](float e) { mx = fmaxf(mx, e); });
     mx = sol_row_allreduce<SolMax, TPR, CLUSTER>(mx, warp_buf[0], &cluster_buf[0]);
     const float mx_l2 = mx * SOL_LOG2E;
 
@@ -66,7 +56,7 @@ __device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* _
     if (has_ex && row_ok) sol_from_f32(yr + ex_i, ex * inv);
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int j = (i * CLUSTER + rank) * TPR + t;
+        const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
         if (j < rs.nb && row_ok) {
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] *= inv;
