@@ -271,6 +271,28 @@ def test_cpu_emulator_persist_kernel_loops_rows_with_parameters_in_shared_memory
         check_output(op, kernels.asnumpy(y), exact, dtype)
 
 
+def test_cpu_emulator_persist_kernel_unaligned_base_pointer_uses_scalars(monkeypatch):
+    """x 4 bytes past a 16-byte boundary: the persist plan falls back to 1-element accesses, and its shared
+    parameter cache (one element per slot) still gives every row the right columns."""
+    kernels = _cpu_backend_or_skip()
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=2)
+    rng = np.random.default_rng(4)
+    M, N = 5, 300
+    stored, exact = make_case("layernorm", M, N, "float32", rng)
+    buf = np.empty(M * N + 1, dtype=np.float32)
+    x = buf[1:].reshape(M, N)
+    x[...] = stored[0]
+    xk, gk, bk = kernels.asarray(x), kernels.asarray(stored[1]), kernels.asarray(stored[2])
+    if kernels.asnumpy(xk).ctypes.data % 16 == 0:  # pragma: no cover - the runtime copied to aligned memory
+        pytest.skip("runtime realigned the array")
+    assert rk.plan("layernorm", M, N, np.float32, aligned=False, kind="persist", tpr=64).vec == 1
+    y = kernels.asarray(poison(stored[0]))
+    with kernels.check("memcheck", "racecheck"):
+        rk.layernorm(xk, gk, bk, out=y, kind="persist", config={"tpr": 64})
+    check_output("layernorm", kernels.asnumpy(y), exact, "float32")
+
+
 def test_cpu_emulator_unaligned_base_pointer_uses_scalar_path(monkeypatch):
     kernels = _cpu_backend_or_skip()
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
