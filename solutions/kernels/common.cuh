@@ -366,6 +366,8 @@ __device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col,
 template <typename T, int W>
 struct SolParamsGlobal {
     static constexpr bool kShared = false;
+    static constexpr int kBytes = 0;
+    __device__ __forceinline__ void setup(const T* __restrict__, T*, const SolRowSplit<T, W>&, int, int, int) {}
     __device__ __forceinline__ void load(const T* __restrict__ p, int, int col, int N, float (&v)[W]) const {
         sol_load_param<T, W>(p, col, N, v);
     }
@@ -386,6 +388,13 @@ struct SolParamsShared {
     T* s;      // NV blocks of kBlock elements
     int rank;
 
+    // (pipe kernels) the caller syncs the block before the first load().
+    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int,
+                                          int N) {
+        s = smem;
+        rank = r;
+        fill(p, N);
+    }
     // Every thread of the CTA copies parameter p; the caller syncs the block before the first load().
     __device__ __forceinline__ void fill(const T* __restrict__ p, int N) {
 #pragma unroll 1
@@ -430,3 +439,97 @@ struct SolParamsShared {
         }
     }
 };
+
+// ---- Pipelined persistent rows (the *_pipe_kernel of each op) ----
+// A persistent CTA (or cluster) that holds one row slice in registers serializes load -> reduce -> store
+// unless several CTAs per SM overlap; long rows leave room for 1-3 (measured: 76-88% of copy at N = 32768-
+// 65536). The pipe kernels keep the NEXT row's loads in flight while the current row is reduced and written:
+// two register buffers of raw 16-byte vectors (bf16 stays packed, 8 elements in 4 registers).
+
+// Issue the loads of the body vectors thread t owns of one row (the cached-row layout, sol_vec_index) and of
+// its scalar head/tail element (rank 0's first threads; `pad` elsewhere). Vectors past the body are zero.
+template <typename T, int W, int TPR, int NV, int CLUSTER>
+__device__ __forceinline__ void sol_pipe_issue(const T* __restrict__ xr, const SolRowSplit<T, W>& rs, int rank,
+                                               int t, uint4 (&q)[NV], float& ex, float pad) {
+    static_assert(W > 1, "pipe kernels move 16-byte vectors");
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
+        q[i] = j < rs.nb ? SOL_LDCS(reinterpret_cast<const uint4*>(xr + rs.shift + j * W)) : make_uint4(0, 0, 0, 0);
+    }
+    ex = rank == 0 && t < rs.extras ? sol_to_f32(SOL_LDCS(xr + rs.extra_index(t))) : pad;
+}
+
+// f(i, c, v) for each body vector i of the thread's row slice: c = its first column, v = its fp32 values.
+template <typename T, int W, int TPR, int NV, int CLUSTER, class F>
+__device__ __forceinline__ void sol_pipe_each(const uint4 (&q)[NV], const SolRowSplit<T, W>& rs, int rank, int t,
+                                              F f) {
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        if (const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t); j < rs.nb) {
+            float v[W];
+            sol_unpack<T, W>(q[i], v);
+            f(i, rs.shift + j * W, v);
+        }
+    }
+}
+
+// The persistent loop: CTA/cluster g takes rows g, g + G, g + 2G ... (G = clusters launched); row r + G is
+// loaded into the other buffer before row r is processed. row(q, ex, r, par): par alternates 0/1 so a row's
+// reduction buffers are not the previous row's (see layernorm_cached_row). Control flow is cluster-uniform.
+template <typename T, int W, int TPR, int NV, int CLUSTER, class Row>
+__device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad, Row row) {
+    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int t = threadIdx.x;
+    const long long step = gridDim.x / CLUSTER;
+    long long r = blockIdx.x / CLUSTER;
+    uint4 a[NV], b[NV];
+    float ea, eb;
+    auto issue = [&](long long rr, uint4 (&q)[NV], float& e) {
+        const T* xr = x + rr * N;
+        sol_pipe_issue<T, W, TPR, NV, CLUSTER>(xr, SolRowSplit<T, W>(xr, N), rank, t, q, e, pad);
+    };
+    if (r < M) issue(r, a, ea);
+    while (r < M) {  // unrolled by two so each buffer stays in its own registers
+        const long long r1 = r + step;
+        if (r1 < M) issue(r1, b, eb);
+        row(a, ea, r, 0);
+        if (r1 >= M) break;
+        r = r1 + step;
+        if (r < M) issue(r, a, ea);
+        row(b, eb, r1, 1);
+    }
+}
+
+// Parameters of the thread's columns kept in registers for all rows of a persistent CTA (raw 16-byte vectors):
+// valid while every row starts at the same 16-byte offset (N a multiple of W); a row at another offset reads
+// them from global memory instead.
+template <typename T, int W, int TPR, int NV, int CLUSTER>
+struct SolParamsRegs {
+    static constexpr bool kShared = true;  // no per-row global reads (in the common case)
+    static constexpr int kBytes = 0;
+    uint4 q[NV];
+    int shift0;
+    __device__ __forceinline__ void setup(const T* __restrict__ p, T*, const SolRowSplit<T, W>& rs, int rank, int t,
+                                          int N) {
+        shift0 = rs.shift;
+#pragma unroll
+        for (int i = 0; i < NV; ++i) {
+            const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
+            q[i] = j < rs.nb ? sol_param_vec<T, W>(p, rs.shift + j * W, N) : make_uint4(0, 0, 0, 0);
+        }
+    }
+    __device__ __forceinline__ void load(const T* __restrict__ p, int i, int col, int N, float (&v)[W]) const {
+        if (col % W == shift0) sol_unpack<T, W>(q[i], v);
+        else sol_load_param<T, W>(p, col, N, v);
+    }
+};
+
+// PSRC: where a pipe kernel reads its parameters. 0: global memory on every row (SolParamsGlobal), 1: shared
+// memory (SolParamsShared, kBytes of dynamic shared memory per parameter), 2: registers (SolParamsRegs).
+template <bool B, class A, class C> struct SolIf { using type = A; };
+template <class A, class C> struct SolIf<false, A, C> { using type = C; };
+template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
+using SolPipeParams = typename SolIf<PSRC == 0, SolParamsGlobal<T, W>,
+                                     typename SolIf<PSRC == 1, SolParamsShared<T, W, TPR, NV, CLUSTER>,
+                                                    SolParamsRegs<T, W, TPR, NV, CLUSTER>>::type>::type;

@@ -46,7 +46,7 @@ KERNEL_DIR = Path(__file__).resolve().parent
 _SOURCE_DIR_NAME = KERNEL_DIR.relative_to(KERNEL_DIR.parents[1]).as_posix()  # "solutions/kernels"
 COMMON = "common.cuh"        # helpers every op's program starts with (see source())
 OPS = ("layernorm", "rmsnorm", "softmax")
-KINDS = ("cached", "cluster", "stream", "persist")
+KINDS = ("cached", "cluster", "stream", "persist", "pipe")
 NPARAMS = {"layernorm": 2, "rmsnorm": 1, "softmax": 0}
 DEFAULT_DYNAMIC_SHARED = 48 * 1024   # above this a kernel must opt in (cupy: max_dynamic_shared_size_bytes)
 MAX_DYNAMIC_SHARED = 227 * 1024
@@ -73,6 +73,9 @@ CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
 # lost (75% -> 72%) and keeps the cluster kernel. Shorter rows (one block per row) measured no better.
 PERSIST_SHAPE = (8, 256)
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
+PSRC_GLOBAL, PSRC_SHARED, PSRC_REGS = 0, 1, 2  # pipe kernels: where gamma/beta are read (SolPipeParams)
+REGS_PER_SM = 65536
+PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers and parameter registers
 
 
 def source_files(op: str) -> tuple[Path, Path]:
@@ -122,12 +125,13 @@ class Plan:
     cluster: int     # CTAs per row
     grid: tuple      # persist: the most CTAs it may use (one cluster per row); launch_grid() picks fewer
     block: tuple
-    nparams: int = 0  # persist: parameter vectors (gamma, beta) cached in shared memory
+    nparams: int = 0  # persist / pipe: parameter vectors (gamma, beta)
+    psrc: int = 0     # pipe: where the parameters are read (0 global, 1 shared memory, 2 registers)
 
     @property
     def shared_bytes(self) -> int:
-        """Dynamic shared memory per CTA (persist: SolParamsShared<...>::kBytes per parameter)."""
-        if self.kind != "persist":
+        """Dynamic shared memory per CTA (persist, pipe from shared: SolParamsShared<...>::kBytes per parameter)."""
+        if self.kind != "persist" and not (self.kind == "pipe" and self.psrc == PSRC_SHARED):
             return 0
         item = 4 if self.ctype == "float" else 2
         return self.nparams * self.nv * (self.tpr + 1) * self.vec * item
@@ -136,6 +140,9 @@ class Plan:
     def name(self) -> str:
         if self.kind == "cached":
             return f"{self.op}_kernel<{self.ctype},{self.vec},{self.tpr},{self.rpb},{self.nv}>"
+        if self.kind == "pipe":
+            tail = f",{self.psrc}" if self.nparams else ""
+            return f"{self.op}_pipe_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}{tail}>"
         if self.kind in ("cluster", "persist"):
             return f"{self.op}_{self.kind}_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
         return f"{self.op}_stream_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv}>"
@@ -147,12 +154,12 @@ class Plan:
 
 def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
          allow_cluster: bool = True, tpr: int | None = None, cluster: int | None = None,
-         rpb: int | None = None, nv: int | None = None) -> Plan:
+         rpb: int | None = None, nv: int | None = None, psrc: int | None = None) -> Plan:
     """Pick the kernel and launch configuration for an (M, N) problem.
 
     ``aligned``: x, y and the parameters all start on 16-byte boundaries (rows themselves may not:
     the cached/cluster kernels peel a scalar head/tail per row). ``kind`` forces one of KINDS and
-    ``tpr``/``cluster``/``rpb``/``nv`` force a configuration (benchmarks use them to compare);
+    ``tpr``/``cluster``/``rpb``/``nv``/``psrc`` force a configuration (benchmarks use them to compare);
     None picks the default.
     """
     if op not in OPS:
@@ -192,6 +199,27 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             raise ValueError(f"{p.shared_bytes} bytes of parameters do not fit one CTA's shared memory")
         return p
 
+    def pipe(c: int, t: int) -> Plan:
+        if vec == 1:
+            raise ValueError("pipe kernels move 16-byte vectors: x, y and the parameters must be 16-byte aligned")
+        if c > 1 and not allow_cluster:
+            raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
+        n = nv or -(-nvec // (t * c))
+        npar = NPARAMS[op]
+        shared = npar * n * (t + 1) * vec * itemsize
+        src = psrc
+        if src is None:  # registers when every row shares one offset and they fit, else shared memory
+            src = PSRC_REGS if N % vec == 0 and (2 + npar) * 4 * n + PIPE_SPARE_REGS <= min(255, REGS_PER_SM // t) \
+                else PSRC_SHARED if shared <= MAX_DYNAMIC_SHARED else PSRC_GLOBAL
+        if npar == 0:
+            src = PSRC_GLOBAL
+        regs = (2 + (npar if src == PSRC_REGS else 0)) * 4 * n + PIPE_SPARE_REGS  # 2 row buffers (+ parameters)
+        if regs > min(255, REGS_PER_SM // t):
+            raise ValueError(f"N={N} needs ~{regs} registers per thread at {c} x {t} threads per row")
+        if src == PSRC_SHARED and shared > MAX_DYNAMIC_SHARED:
+            raise ValueError(f"{shared} bytes of parameters do not fit one CTA's shared memory")
+        return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src)
+
     def stream() -> Plan:
         v = width if (aligned and N % width == 0) else 1
         t = tpr or (512 if N >= 4096 * v else 256)
@@ -203,6 +231,8 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         return stream()
     if kind == "persist":
         return persist(cluster or 1, tpr or 1024)
+    if kind == "pipe":
+        return pipe(cluster or 1, tpr or 1024)
     if kind == "cluster" or cluster is not None:
         if not allow_cluster:
             raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
@@ -342,7 +372,7 @@ class ReferenceKernels:
 
     def launch_grid(self, p: Plan) -> int:
         """CTAs actually launched: a persist plan runs as many clusters as fit at once (at most one per row)."""
-        if p.kind != "persist":
+        if p.kind not in ("persist", "pipe"):
             return p.grid[0]
         n = self.persist_clusters or self._resident_clusters(p)
         return min(p.grid[0], n * p.cluster)

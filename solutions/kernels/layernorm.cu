@@ -175,6 +175,61 @@ layernorm_persist_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 
+// Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
+// while this one is reduced and written (sol_pipe_rows); exact two-pass statistics over the registers;
+// gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers). Dynamic shared memory:
+// 2 * SolPipeParams<...>::kBytes.
+template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
+__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
+layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
+                      T* __restrict__ y, int M, int N, float eps) {
+    static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
+    using P = SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>;
+    __shared__ float warp_buf[2][2][TPR / 32];
+    __shared__ float cluster_buf[2][2];
+    extern __shared__ uint4 sol_param_smem[];
+    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int t = threadIdx.x;
+    const long long first = blockIdx.x / CLUSTER;
+    const SolRowSplit<T, W> rs0(x + (first < M ? first : 0) * N, N);
+    T* smem = reinterpret_cast<T*>(sol_param_smem);
+    P pg, pb;
+    pg.setup(gamma, smem, rs0, rank, t, N);
+    pb.setup(beta, smem + P::kBytes / sizeof(T), rs0, rank, t, N);
+    if constexpr (PSRC == 1) __syncthreads();
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, [&](const uint4 (&q)[NV], float ex, long long row, int par) {
+        const SolRowSplit<T, W> rs(x + row * N, N);
+        T* yr = y + row * N;
+        const bool has_ex = rank == 0 && t < rs.extras;
+        float sum = ex;  // ex = 0 on threads without a head/tail element
+        sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
+#pragma unroll
+            for (int k = 0; k < W; ++k) sum += v[k];
+        });
+        const float mean = sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[par][0], &cluster_buf[par][0]) / N;
+        float sq = has_ex ? (ex - mean) * (ex - mean) : 0.0f;
+        sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
+#pragma unroll
+            for (int k = 0; k < W; ++k) sq = fmaf(v[k] - mean, v[k] - mean, sq);
+        });
+        const float rstd =
+            rsqrtf(sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[par][1], &cluster_buf[par][1]) / N + eps);
+        if (has_ex) {
+            const int e = rs.extra_index(t);
+            sol_from_f32(yr + e, fmaf((ex - mean) * rstd, sol_to_f32(SOL_LDG(gamma + e)), sol_to_f32(SOL_LDG(beta + e))));
+        }
+        sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int i, int c, const float (&v)[W]) {
+            float g[W], b[W], o[W];
+            pg.load(gamma, i, c, N, g);
+            pb.load(beta, i, c, N, b);
+#pragma unroll
+            for (int k = 0; k < W; ++k) o[k] = fmaf((v[k] - mean) * rstd, g[k], b[k]);
+            sol_store<T, W, false, true>(yr + c, o);
+        });
+    });
+    if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
+}
+
 // Chan et al. merge of (count, mean, M2) statistics.
 __device__ __forceinline__ void layernorm_welford_merge(float& n, float& mean, float& m2,
                                                         float nb, float meanb, float m2b) {

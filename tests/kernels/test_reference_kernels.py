@@ -271,6 +271,31 @@ def test_cpu_emulator_persist_kernel_loops_rows_with_parameters_in_shared_memory
         check_output(op, kernels.asnumpy(y), exact, dtype)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, dtype, monkeypatch):
+    """Pipelined persistent kernel (one CTA per row here; clusters need a GPU): 3 CTAs loop over M rows while
+    the next row's loads are in flight, odd and even row counts (the loop is unrolled by two), parameters in
+    global memory, shared memory and registers; N = 1029 / 131 rows start at every 16-byte offset, where the
+    register copy (filled for the first row's offset) must fall back to global memory."""
+    kernels = _cpu_backend_or_skip()
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=3)
+    rng = np.random.default_rng(12)
+    np_dtype = np.uint16 if dtype == "bf16" else np.float32
+    for M, N, tpr in ((7, 1029, 64), (8, 1024, 128), (2, 131, 32), (4, 131, 32)):
+        for psrc in ((0, 1, 2) if op != "softmax" else (None,)):
+            config = {"tpr": tpr, "psrc": psrc}
+            p = rk.plan(op, M, N, np_dtype, kind="pipe", **config)
+            assert p.kind == "pipe" and rk.launch_grid(p) == min(M, 3)
+            stored, exact = make_case(op, M, N, dtype, rng)
+            x, *params = [kernels.asarray(a) for a in stored]
+            y = kernels.asarray(poison(stored[0]))
+            with kernels.check("memcheck", "racecheck"):
+                rk.run(op, x, params, out=y, kind="pipe", config=config)
+            check_output(op, kernels.asnumpy(y), exact, dtype)
+
+
 def test_cpu_emulator_persist_kernel_unaligned_base_pointer_uses_scalars(monkeypatch):
     """x 4 bytes past a 16-byte boundary: the persist plan falls back to 1-element accesses, and its shared
     parameter cache (one element per slot) still gives every row the right columns."""
@@ -365,6 +390,37 @@ def test_gpu_persist_kernels_match_float64(op, dtype):
                 rk.run(op, x, params, out=y, kind="persist", config=config)
                 assert clusters is None or rk.launch_grid(p) == min(M, clusters) * c
                 check_output(op, cp.asnumpy(y), exact, dtype)
+        assert clusters or rk.resident_error is None, rk.resident_error
+
+
+PIPE_SHAPES = ((1, 512), (1, 1024), (2, 512), (2, 1024), (4, 512), (4, 1024), (8, 256), (8, 512))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_gpu_pipe_kernels_match_float64(op, dtype):
+    """Every pipelined launch shape and parameter source, with 2 clusters looping over the rows (odd and even
+    row counts per cluster) and with the driver-sized grid, on aligned and misaligned rows."""
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(6)
+    np_dtype = np.uint16 if dtype == "bf16" else np.float32
+    for clusters in (2, None):
+        rk = ReferenceKernels(raw_module=cp.RawModule, persist_clusters=clusters)
+        for M, N in ((9, 4096), (7, 16387), (6, 32768), (11, 50257), (4, 65536)):
+            stored, exact = make_case(op, M, N, dtype, rng)
+            x, *params = [cp.asarray(a) for a in stored]
+            for c, t in PIPE_SHAPES:
+                for psrc in ((0, 1, 2) if op != "softmax" else (None,)):
+                    config = {"cluster": c, "tpr": t, "psrc": psrc}
+                    try:
+                        p = rk.plan(op, M, N, np_dtype, kind="pipe", **config)
+                    except ValueError:
+                        continue  # too many registers or too much shared memory for this shape
+                    y = cp.asarray(poison(stored[0]))
+                    rk.run(op, x, params, out=y, kind="pipe", config=config)
+                    assert clusters is None or rk.launch_grid(p) == min(M, clusters) * c
+                    check_output(op, cp.asnumpy(y), exact, dtype)
         assert clusters or rk.resident_error is None, rk.resident_error
 
 
