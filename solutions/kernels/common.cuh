@@ -474,13 +474,97 @@ __device__ __forceinline__ void sol_pipe_each(const uint4 (&q)[NV], const SolRow
     }
 }
 
+// Cross-CTA reductions of the pipe kernels without a cluster barrier. barrier.cluster.arrive.release compiles
+// to MEMBAR.ALL.GPU (it waits for every outstanding load and store: the next row's prefetch and the previous
+// row's output) and the acquiring wait to CCTL.IVALL (L1 dropped). Instead each CTA pushes its partial into
+// every peer's slot with st.async, which completes bytes on the peer's mbarrier; a CTA waits on its own
+// mbarrier (no fence). Per reduction k of a row and row parity: one mbarrier and CLUSTER slots.
+template <int TPR, int CLUSTER, int NRED>
+struct SolPipeShared {
+    unsigned long long bar[2][NRED];
+    float slot[2][NRED][CLUSTER];
+    float warp[2][NRED][TPR / 32];
+};
+#if defined(__CUDA_EMU__)
+__device__ __forceinline__ void sol_mbar_init(unsigned long long*, unsigned) {}
+__device__ __forceinline__ void sol_mbar_init_fence() {}
+__device__ __forceinline__ void sol_mbar_expect_tx(unsigned long long*, unsigned) {}
+__device__ __forceinline__ void sol_st_async(float*, unsigned, float, unsigned long long*) {}
+__device__ __forceinline__ void sol_mbar_wait(unsigned long long*, unsigned) {}
+#else
+__device__ __forceinline__ unsigned sol_smem_u32(const void* p) {
+    unsigned a;
+    asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+__device__ __forceinline__ unsigned sol_mapa(unsigned a, unsigned rank) {
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ void sol_mbar_init(unsigned long long* bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(sol_smem_u32(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void sol_mbar_init_fence() {  // make the inits visible to the cluster's st.async
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void sol_mbar_expect_tx(unsigned long long* bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(sol_smem_u32(bar)), "r"(bytes) : "memory");
+}
+// v -> *slot in the CTA of cluster rank `rank`, completing 4 bytes on that CTA's *bar.
+__device__ __forceinline__ void sol_st_async(float* slot, unsigned rank, float v, unsigned long long* bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];"
+                 :: "r"(sol_mapa(sol_smem_u32(slot), rank)), "f"(v), "r"(sol_mapa(sol_smem_u32(bar), rank)) : "memory");
+}
+__device__ __forceinline__ void sol_mbar_wait(unsigned long long* bar, unsigned parity) {
+    const unsigned a = sol_smem_u32(bar);
+    unsigned ok;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(ok) : "r"(a), "r"(parity) : "memory");
+    } while (!ok);
+}
+#endif
+
+// Row all-reduce number k of row iteration `it` (0, 1, 2 ... of this CTA). Buffers alternate with the row
+// parity: a peer can only be one row ahead (it needs this CTA's partial of that row to finish it), so the
+// buffers of row it + 2 are free once this CTA has read those of row it.
+template <class Op, int TPR, int CLUSTER, int NRED>
+__device__ __forceinline__ float sol_pipe_allreduce(float v, SolPipeShared<TPR, CLUSTER, NRED>& sh, int k, int it) {
+    const int par = it & 1;
+    v = sol_row_allreduce<Op, TPR, 1>(v, sh.warp[par][k], nullptr);
+    if constexpr (CLUSTER > 1) {
+        const unsigned rank = sol_cluster_rank();
+        unsigned long long* bar = &sh.bar[par][k];
+        if (threadIdx.x == 0) sol_mbar_expect_tx(bar, CLUSTER * sizeof(float));
+        if (threadIdx.x < CLUSTER) sol_st_async(&sh.slot[par][k][rank], threadIdx.x, v, bar);
+        sol_mbar_wait(bar, (it >> 1) & 1);
+        float acc = sh.slot[par][k][0];  // same order in every CTA: identical results
+#pragma unroll
+        for (int r = 1; r < CLUSTER; ++r) acc = Op::apply(acc, sh.slot[par][k][r]);
+        v = acc;
+    }
+    return v;
+}
+
 // The persistent loop: CTA/cluster g takes rows g, g + G, g + 2G ... (G = clusters launched); row r + G is
-// loaded into the other buffer before row r is processed. row(q, ex, r, par): par alternates 0/1 so a row's
-// reduction buffers are not the previous row's (see layernorm_cached_row). Control flow is cluster-uniform.
-template <typename T, int W, int TPR, int NV, int CLUSTER, class Row>
-__device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad, Row row) {
+// loaded into the other buffer before row r is processed. row(q, ex, r, it): it = 0, 1, 2 ... numbers this
+// CTA's rows (sol_pipe_allreduce's buffers alternate with it). Control flow is cluster-uniform.
+template <typename T, int W, int TPR, int NV, int CLUSTER, int NRED, class Row>
+__device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
+                                              SolPipeShared<TPR, CLUSTER, NRED>& sh, Row row) {
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
+    if constexpr (CLUSTER > 1) {
+        if (t == 0) {
+#pragma unroll
+            for (int p = 0; p < 2; ++p)
+#pragma unroll
+                for (int k = 0; k < NRED; ++k) sol_mbar_init(&sh.bar[p][k], 1);
+            sol_mbar_init_fence();
+        }
+        sol_cluster_sync();  // every CTA's mbarriers exist before a peer's first st.async
+    }
     const long long step = gridDim.x / CLUSTER;
     long long r = blockIdx.x / CLUSTER;
     uint4 a[NV], b[NV];
@@ -490,15 +574,16 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         sol_pipe_issue<T, W, TPR, NV, CLUSTER>(xr, SolRowSplit<T, W>(xr, N), rank, t, q, e, pad);
     };
     if (r < M) issue(r, a, ea);
-    while (r < M) {  // unrolled by two so each buffer stays in its own registers
+    for (int it = 0; r < M; it += 2) {  // unrolled by two so each buffer stays in its own registers
         const long long r1 = r + step;
         if (r1 < M) issue(r1, b, eb);
-        row(a, ea, r, 0);
+        row(a, ea, r, it);
         if (r1 >= M) break;
         r = r1 + step;
         if (r < M) issue(r, a, ea);
-        row(b, eb, r1, 1);
+        row(b, eb, r1, it + 1);
     }
+    if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // no CTA leaves while a peer may still address it
 }
 
 // Parameters of the thread's columns kept in registers for all rows of a persistent CTA (raw 16-byte vectors):

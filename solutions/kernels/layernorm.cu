@@ -185,8 +185,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
                       T* __restrict__ y, int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     using P = SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>;
-    __shared__ float warp_buf[2][2][TPR / 32];
-    __shared__ float cluster_buf[2][2];
+    __shared__ SolPipeShared<TPR, CLUSTER, 2> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
@@ -197,7 +196,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     pg.setup(gamma, smem, rs0, rank, t, N);
     pb.setup(beta, smem + P::kBytes / sizeof(T), rs0, rank, t, N);
     if constexpr (PSRC == 1) __syncthreads();
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, [&](const uint4 (&q)[NV], float ex, long long row, int par) {
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, sh, [&](const uint4 (&q)[NV], float ex, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         const bool has_ex = rank == 0 && t < rs.extras;
@@ -206,14 +205,14 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
 #pragma unroll
             for (int k = 0; k < W; ++k) sum += v[k];
         });
-        const float mean = sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[par][0], &cluster_buf[par][0]) / N;
+        const float mean = sol_pipe_allreduce<SolSum>(sum, sh, 0, it) / N;
         float sq = has_ex ? (ex - mean) * (ex - mean) : 0.0f;
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
 #pragma unroll
             for (int k = 0; k < W; ++k) sq = fmaf(v[k] - mean, v[k] - mean, sq);
         });
         const float rstd =
-            rsqrtf(sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[par][1], &cluster_buf[par][1]) / N + eps);
+            rsqrtf(sol_pipe_allreduce<SolSum>(sq, sh, 1, it) / N + eps);
         if (has_ex) {
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, fmaf((ex - mean) * rstd, sol_to_f32(SOL_LDG(gamma + e)), sol_to_f32(SOL_LDG(beta + e))));
@@ -227,7 +226,6 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
             sol_store<T, W, false, true>(yr + c, o);
         });
     });
-    if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 
 // Chan et al. merge of (count, mean, M2) statistics.

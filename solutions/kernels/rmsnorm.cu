@@ -157,8 +157,7 @@ __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
                     int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
-    __shared__ float warp_buf[2][TPR / 32];
-    __shared__ float cluster_buf[2][1];
+    __shared__ SolPipeShared<TPR, CLUSTER, 1> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
@@ -167,7 +166,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     pg.setup(gamma, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
              rank, t, N);
     if constexpr (PSRC == 1) __syncthreads();
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, [&](const uint4 (&q)[NV], float ex, long long row, int par) {
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, sh, [&](const uint4 (&q)[NV], float ex, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         float sq = ex * ex;  // ex = 0 on threads without a head/tail element
@@ -175,7 +174,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
 #pragma unroll
             for (int k = 0; k < W; ++k) sq = fmaf(v[k], v[k], sq);
         });
-        const float rrms = rsqrtf(sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[par], cluster_buf[par]) / N + eps);
+        const float rrms = rsqrtf(sol_pipe_allreduce<SolSum>(sq, sh, 0, it) / N + eps);
         if (rank == 0 && t < rs.extras) {
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, ex * rrms * sol_to_f32(SOL_LDG(gamma + e)));
@@ -188,5 +187,4 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
             sol_store<T, W, false, true>(yr + c, o);
         });
     });
-    if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }

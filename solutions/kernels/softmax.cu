@@ -172,12 +172,11 @@ template <typename T, int W, int TPR, int NV, int CLUSTER>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
-    __shared__ float warp_buf[2][2][TPR / 32];
-    __shared__ float cluster_buf[2][2];
+    __shared__ SolPipeShared<TPR, CLUSTER, 2> sh;
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, SolMax::identity(),
-                                          [&](const uint4 (&q)[NV], float ex, long long row, int par) {
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, SolMax::identity(), sh,
+                                          [&](const uint4 (&q)[NV], float ex, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         float mx = ex;  // -inf on threads without a head/tail element
@@ -185,7 +184,7 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
 #pragma unroll
             for (int k = 0; k < W; ++k) mx = fmaxf(mx, v[k]);
         });
-        mx = sol_row_allreduce<SolMax, TPR, CLUSTER>(mx, warp_buf[par][0], &cluster_buf[par][0]);
+        mx = sol_pipe_allreduce<SolMax>(mx, sh, 0, it);
         const float mx_l2 = mx * SOL_LOG2E;
         const float ee = exp2f(fmaf(ex, SOL_LOG2E, -mx_l2));
         float sum = ee;
@@ -193,7 +192,7 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
 #pragma unroll
             for (int k = 0; k < W; ++k) sum += exp2f(fmaf(v[k], SOL_LOG2E, -mx_l2));
         });
-        const float inv = 1.0f / sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[par][1], &cluster_buf[par][1]);
+        const float inv = 1.0f / sol_pipe_allreduce<SolSum>(sum, sh, 1, it);
         if (rank == 0 && t < rs.extras) sol_from_f32(yr + rs.extra_index(t), ee * inv);
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int c, const float (&v)[W]) {
             float o[W];
@@ -202,5 +201,4 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
             sol_store<T, W, false, true>(yr + c, o);
         });
     });
-    if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
