@@ -176,7 +176,8 @@ layernorm_persist_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
 }
 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
-// while this one is reduced and written (sol_pipe_rows); exact two-pass statistics over the registers;
+// while this one is reduced and written (sol_pipe_rows). One reduction round per row: each thread's exact
+// (count, mean, sum of squared deviations) over its registers, merged with Chan's formula (SolRedMeanVar).
 // gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers). Dynamic shared memory:
 // 2 * SolPipeParams<...>::kBytes.
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
@@ -185,7 +186,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
                       T* __restrict__ y, int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     using P = SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>;
-    __shared__ SolPipeShared<TPR, CLUSTER, 2> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float4> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
@@ -200,19 +201,20 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         const bool has_ex = rank == 0 && t < rs.extras;
-        float sum = ex;  // ex = 0 on threads without a head/tail element
+        float n = has_ex ? 1.0f : 0.0f, sum = ex;  // ex = 0 on threads without a head/tail element
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
+            n += W;
 #pragma unroll
             for (int k = 0; k < W; ++k) sum += v[k];
         });
-        const float mean = sol_pipe_allreduce<SolSum>(sum, sh, 0, it) / N;
-        float sq = has_ex ? (ex - mean) * (ex - mean) : 0.0f;
+        const float mt = n > 0.0f ? sum / n : 0.0f;
+        float m2 = has_ex ? (ex - mt) * (ex - mt) : 0.0f;
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
 #pragma unroll
-            for (int k = 0; k < W; ++k) sq = fmaf(v[k] - mean, v[k] - mean, sq);
+            for (int k = 0; k < W; ++k) m2 = fmaf(v[k] - mt, v[k] - mt, m2);
         });
-        const float rstd =
-            rsqrtf(sol_pipe_allreduce<SolSum>(sq, sh, 1, it) / N + eps);
+        const float4 st = sol_pipe_allreduce<SolRedMeanVar>(make_float4(n, mt, m2, 0.0f), sh, it);
+        const float mean = st.y, rstd = rsqrtf(st.z / N + eps);
         if (has_ex) {
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, fmaf((ex - mean) * rstd, sol_to_f32(SOL_LDG(gamma + e)), sol_to_f32(SOL_LDG(beta + e))));

@@ -157,7 +157,7 @@ __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
                     int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
-    __shared__ SolPipeShared<TPR, CLUSTER, 1> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
@@ -174,7 +174,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
 #pragma unroll
             for (int k = 0; k < W; ++k) sq = fmaf(v[k], v[k], sq);
         });
-        const float rrms = rsqrtf(sol_pipe_allreduce<SolSum>(sq, sh, 0, it) / N + eps);
+        const float rrms = rsqrtf(sol_pipe_allreduce<SolRedSum>(sq, sh, it) / N + eps);
         if (rank == 0 && t < rs.extras) {
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, ex * rrms * sol_to_f32(SOL_LDG(gamma + e)));
