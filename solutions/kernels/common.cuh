@@ -474,49 +474,33 @@ __device__ __forceinline__ void sol_pipe_each(const uint4 (&q)[NV], const SolRow
     }
 }
 
-// Reductions of the pipe kernels: ONE round per row (a second round costs a second exchange: RMSNorm with one
-// measured 86% of copy at bf16 1920 x 65536, softmax and LayerNorm with two 76% and 70%). A reduction is a
-// value type V, an identity and a merge; lanes, warps and CTAs merge in a fixed order and the result is
-// broadcast, so every thread of a row uses bit-identical statistics.
+// Reductions of the pipe kernels. A reduction is a value type V, an identity and a merge; lanes, warps and
+// CTAs merge in a fixed order and the result is broadcast, so every thread of a row uses bit-identical
+// statistics. Merges stay cheap: with 1-2 CTAs per SM the pipe kernels are sensitive to instruction count
+// (measured on the H200: one round of online-softmax pairs or Chan-merged (count, mean, M2) triples, which
+// divide or exponentiate in every merge, ran slower than two rounds of plain sums/maxima).
 struct SolRedSum {
     using V = float;
     __device__ __forceinline__ static V identity() { return 0.0f; }
     __device__ __forceinline__ static V merge(V a, V b) { return a + b; }
 };
-// Online softmax: (max, sum of exp2(x * log2e - max)) in log2 units; merging rescales the smaller side.
-struct SolRedSoftmax {
-    using V = float2;
-    __device__ __forceinline__ static V identity() { return make_float2(SolMax::identity(), 0.0f); }
-    __device__ __forceinline__ static V merge(V a, V b) {
-        const float m = fmaxf(a.x, b.x);
-        // Equal maxima (both -inf included) need no rescale; this also avoids (-inf) - (-inf) = NaN.
-        return make_float2(m, (a.x == m ? a.y : a.y * exp2f(a.x - m)) + (b.x == m ? b.y : b.y * exp2f(b.x - m)));
-    }
+struct SolRedMax {
+    using V = float;
+    __device__ __forceinline__ static V identity() { return SolMax::identity(); }
+    __device__ __forceinline__ static V merge(V a, V b) { return fmaxf(a, b); }
 };
-// Mean and variance (Chan et al.): (count, mean, sum of squared deviations from the mean, unused).
-struct SolRedMeanVar {
-    using V = float4;
-    __device__ __forceinline__ static V identity() { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
-    __device__ __forceinline__ static V merge(V a, V b) {
-        const float n = a.x + b.x;
-        if (n == 0.0f) return a;
-        const float d = b.y - a.y, fb = b.x / n;
-        return make_float4(n, fmaf(d, fb, a.y), a.z + b.z + d * d * a.x * fb, 0.0f);
-    }
+// Two sums in one round (LayerNorm's shifted sum and sum of squares).
+struct SolRedSum2 {
+    using V = float2;
+    __device__ __forceinline__ static V identity() { return make_float2(0.0f, 0.0f); }
+    __device__ __forceinline__ static V merge(V a, V b) { return make_float2(a.x + b.x, a.y + b.y); }
 };
 __device__ __forceinline__ float sol_shfl_down(float v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ float2 sol_shfl_down(float2 v, int o) {
     return make_float2(__shfl_down_sync(0xffffffffu, v.x, o), __shfl_down_sync(0xffffffffu, v.y, o));
 }
-__device__ __forceinline__ float4 sol_shfl_down(float4 v, int o) {
-    return make_float4(__shfl_down_sync(0xffffffffu, v.x, o), __shfl_down_sync(0xffffffffu, v.y, o),
-                       __shfl_down_sync(0xffffffffu, v.z, o), 0.0f);
-}
 __device__ __forceinline__ float sol_shfl0(float v) { return __shfl_sync(0xffffffffu, v, 0); }
 __device__ __forceinline__ float2 sol_shfl0(float2 v) { return make_float2(sol_shfl0(v.x), sol_shfl0(v.y)); }
-__device__ __forceinline__ float4 sol_shfl0(float4 v) {
-    return make_float4(sol_shfl0(v.x), sol_shfl0(v.y), sol_shfl0(v.z), 0.0f);
-}
 // Tree to lane 0, then lane 0's value to every lane.
 template <class Red>
 __device__ __forceinline__ typename Red::V sol_warp_reduce_bcast(typename Red::V v) {
@@ -529,12 +513,12 @@ __device__ __forceinline__ typename Red::V sol_warp_reduce_bcast(typename Red::V
 // waits for every outstanding load and store: the next row's prefetch and the previous row's output) and the
 // acquiring wait to CCTL.IVALL (L1 dropped). Instead each CTA pushes its partial into every peer's slot with
 // st.async, which completes bytes on the peer's mbarrier; a CTA waits on its own mbarrier (no fence).
-// Per row parity: one mbarrier and CLUSTER slots.
-template <int TPR, int CLUSTER, class V>
+// Per row parity and reduction k < NRED of a row: one mbarrier and CLUSTER slots.
+template <int TPR, int CLUSTER, class V, int NRED = 1>
 struct SolPipeShared {
-    unsigned long long bar[2];
-    V slot[2][CLUSTER];
-    V warp[2][TPR / 32];
+    unsigned long long bar[2][NRED];
+    V slot[2][NRED][CLUSTER];
+    V warp[2][NRED][TPR / 32];
 };
 #if defined(__CUDA_EMU__)
 __device__ __forceinline__ void sol_mbar_init(unsigned long long*, unsigned) {}
@@ -573,11 +557,6 @@ __device__ __forceinline__ void sol_st_async(float2* slot, unsigned rank, const 
                  :: "r"(sol_mapa(sol_smem_u32(slot), rank)), "f"(v.x), "f"(v.y), "r"(sol_mapa(sol_smem_u32(bar), rank))
                  : "memory");
 }
-__device__ __forceinline__ void sol_st_async(float4* slot, unsigned rank, const float4& v, unsigned long long* bar) {
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];"
-                 :: "r"(sol_mapa(sol_smem_u32(slot), rank)), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w),
-                    "r"(sol_mapa(sol_smem_u32(bar), rank)) : "memory");
-}
 __device__ __forceinline__ void sol_mbar_wait(unsigned long long* bar, unsigned parity) {
     const unsigned a = sol_smem_u32(bar);
     unsigned ok;
@@ -588,48 +567,53 @@ __device__ __forceinline__ void sol_mbar_wait(unsigned long long* bar, unsigned 
 }
 #endif
 
-// The row's reduction of row iteration `it` (0, 1, 2 ... of this CTA). Buffers alternate with the row parity:
-// a peer can only be one row ahead (it needs this CTA's partial of that row to finish it), so the buffers of
-// row it + 2 are free once this CTA has read those of row it (and passed row it + 1's block barrier).
-template <class Red, int TPR, int CLUSTER>
+// Reduction k of row iteration `it` (0, 1, 2 ... of this CTA). Buffers alternate with the row parity: a peer
+// can only be one row ahead (it needs this CTA's partial of that row to finish it), so the buffers of row
+// it + 2 are free once this CTA has read those of row it (and passed row it + 1's block barrier).
+template <class Red, int TPR, int CLUSTER, int NRED>
 __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
-                                                              SolPipeShared<TPR, CLUSTER, typename Red::V>& sh, int it) {
+                                                              SolPipeShared<TPR, CLUSTER, typename Red::V, NRED>& sh,
+                                                              int k, int it) {
     static_assert(TPR % 32 == 0, "whole warps");
     const int par = it & 1;
     v = sol_warp_reduce_bcast<Red>(v);
     if constexpr (TPR > 32) {
         constexpr int NW = TPR / 32;
         const int lane = threadIdx.x & 31;
-        if (lane == 0) sh.warp[par][threadIdx.x >> 5] = v;
+        if (lane == 0) sh.warp[par][k][threadIdx.x >> 5] = v;
         __syncthreads();
-        v = sol_warp_reduce_bcast<Red>(lane < NW ? sh.warp[par][lane] : Red::identity());
+        v = sol_warp_reduce_bcast<Red>(lane < NW ? sh.warp[par][k][lane] : Red::identity());
     }
     if constexpr (CLUSTER > 1) {
         const unsigned rank = sol_cluster_rank();
-        unsigned long long* bar = &sh.bar[par];
+        unsigned long long* bar = &sh.bar[par][k];
         if (threadIdx.x == 0) sol_mbar_expect_tx(bar, CLUSTER * sizeof(v));
-        if (threadIdx.x < CLUSTER) sol_st_async(&sh.slot[par][rank], threadIdx.x, v, bar);
+        if (threadIdx.x < CLUSTER) sol_st_async(&sh.slot[par][k][rank], threadIdx.x, v, bar);
         sol_mbar_wait(bar, (it >> 1) & 1);
-        typename Red::V acc = sh.slot[par][0];  // same order in every CTA: identical results
+        typename Red::V acc = sh.slot[par][k][0];  // same order in every CTA: identical results
 #pragma unroll
-        for (int r = 1; r < CLUSTER; ++r) acc = Red::merge(acc, sh.slot[par][r]);
+        for (int r = 1; r < CLUSTER; ++r) acc = Red::merge(acc, sh.slot[par][k][r]);
         v = acc;
     }
     return v;
 }
 
 // The persistent loop: CTA/cluster g takes rows g, g + G, g + 2G ... (G = clusters launched); row r + G is
-// loaded into the other buffer before row r is processed. row(q, ex, r, it): it = 0, 1, 2 ... numbers this
-// CTA's rows (sol_pipe_allreduce's buffers alternate with it). Control flow is cluster-uniform.
-template <typename T, int W, int TPR, int NV, int CLUSTER, class V, class Row>
+// loaded into the other buffer before row r is processed. row(q, ex, x0, r, it): x0 = the row's first element
+// when FIRST (else 0), it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's buffers alternate with
+// it). Control flow is cluster-uniform.
+template <typename T, int W, int TPR, int NV, int CLUSTER, bool FIRST = false, class V, int NRED, class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
-                                              SolPipeShared<TPR, CLUSTER, V>& sh, Row row) {
+                                              SolPipeShared<TPR, CLUSTER, V, NRED>& sh, Row row) {
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
     if constexpr (CLUSTER > 1) {
         if (t == 0) {
-            sol_mbar_init(&sh.bar[0], 1);
-            sol_mbar_init(&sh.bar[1], 1);
+#pragma unroll
+            for (int k = 0; k < NRED; ++k) {
+                sol_mbar_init(&sh.bar[0][k], 1);
+                sol_mbar_init(&sh.bar[1][k], 1);
+            }
             sol_mbar_init_fence();
         }
         sol_cluster_sync();  // every CTA's mbarriers exist before a peer's first st.async
@@ -637,20 +621,21 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     const long long step = gridDim.x / CLUSTER;
     long long r = blockIdx.x / CLUSTER;
     uint4 a[NV], b[NV];
-    float ea, eb;
-    auto issue = [&](long long rr, uint4 (&q)[NV], float& e) {
+    float ea, eb, fa = 0.0f, fb = 0.0f;
+    auto issue = [&](long long rr, uint4 (&q)[NV], float& e, float& f) {
         const T* xr = x + rr * N;
         sol_pipe_issue<T, W, TPR, NV, CLUSTER>(xr, SolRowSplit<T, W>(xr, N), rank, t, q, e, pad);
+        if constexpr (FIRST) f = sol_to_f32(SOL_LDG(xr));
     };
-    if (r < M) issue(r, a, ea);
+    if (r < M) issue(r, a, ea, fa);
     for (int it = 0; r < M; it += 2) {  // unrolled by two so each buffer stays in its own registers
         const long long r1 = r + step;
-        if (r1 < M) issue(r1, b, eb);
-        row(a, ea, r, it);
+        if (r1 < M) issue(r1, b, eb, fb);
+        row(a, ea, fa, r, it);
         if (r1 >= M) break;
         r = r1 + step;
-        if (r < M) issue(r, a, ea);
-        row(b, eb, r1, it + 1);
+        if (r < M) issue(r, a, ea, fa);
+        row(b, eb, fb, r1, it + 1);
     }
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // no CTA leaves while a peer may still address it
 }

@@ -176,8 +176,9 @@ layernorm_persist_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
 }
 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
-// while this one is reduced and written (sol_pipe_rows). One reduction round per row: each thread's exact
-// (count, mean, sum of squared deviations) over its registers, merged with Chan's formula (SolRedMeanVar).
+// while this one is reduced and written (sol_pipe_rows). One reduction round per row, of sums of d = x - K and
+// d^2 about K = the row's first element (as the fp32 cluster kernel: a sample of the row, so E[d^2] - E[d]^2
+// does not cancel like E[x^2] - E[x]^2).
 // gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers). Dynamic shared memory:
 // 2 * SolPipeParams<...>::kBytes.
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
@@ -186,7 +187,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
                       T* __restrict__ y, int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     using P = SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>;
-    __shared__ SolPipeShared<TPR, CLUSTER, float4> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float2> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
@@ -197,24 +198,24 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     pg.setup(gamma, smem, rs0, rank, t, N);
     pb.setup(beta, smem + P::kBytes / sizeof(T), rs0, rank, t, N);
     if constexpr (PSRC == 1) __syncthreads();
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, sh, [&](const uint4 (&q)[NV], float ex, long long row, int it) {
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true>(x, M, N, 0.0f, sh,
+                                                [&](const uint4 (&q)[NV], float ex, float K, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         const bool has_ex = rank == 0 && t < rs.extras;
-        float n = has_ex ? 1.0f : 0.0f, sum = ex;  // ex = 0 on threads without a head/tail element
-        sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
-            n += W;
-#pragma unroll
-            for (int k = 0; k < W; ++k) sum += v[k];
-        });
-        const float mt = n > 0.0f ? sum / n : 0.0f;
-        float m2 = has_ex ? (ex - mt) * (ex - mt) : 0.0f;
+        const float de = has_ex ? ex - K : 0.0f;
+        float s1 = de, s2 = de * de;
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
 #pragma unroll
-            for (int k = 0; k < W; ++k) m2 = fmaf(v[k] - mt, v[k] - mt, m2);
+            for (int k = 0; k < W; ++k) {
+                const float d = v[k] - K;
+                s1 += d;
+                s2 = fmaf(d, d, s2);
+            }
         });
-        const float4 st = sol_pipe_allreduce<SolRedMeanVar>(make_float4(n, mt, m2, 0.0f), sh, it);
-        const float mean = st.y, rstd = rsqrtf(st.z / N + eps);
+        const float2 S = sol_pipe_allreduce<SolRedSum2>(make_float2(s1, s2), sh, 0, it);
+        const float dm = S.x / N;
+        const float mean = K + dm, rstd = rsqrtf(fmaxf(S.y / N - dm * dm, 0.0f) + eps);
         if (has_ex) {
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, fmaf((ex - mean) * rstd, sol_to_f32(SOL_LDG(gamma + e)), sol_to_f32(SOL_LDG(beta + e))));

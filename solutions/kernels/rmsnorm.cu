@@ -166,7 +166,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     pg.setup(gamma, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
              rank, t, N);
     if constexpr (PSRC == 1) __syncthreads();
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, sh, [&](const uint4 (&q)[NV], float ex, long long row, int it) {
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, sh, [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         float sq = ex * ex;  // ex = 0 on threads without a head/tail element
@@ -174,7 +174,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
 #pragma unroll
             for (int k = 0; k < W; ++k) sq = fmaf(v[k], v[k], sq);
         });
-        const float rrms = rsqrtf(sol_pipe_allreduce<SolRedSum>(sq, sh, it) / N + eps);
+        const float rrms = rsqrtf(sol_pipe_allreduce<SolRedSum>(sq, sh, 0, it) / N + eps);
         if (rank == 0 && t < rs.extras) {
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, ex * rrms * sol_to_f32(SOL_LDG(gamma + e)));

@@ -166,39 +166,39 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
 }
 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
-// while this one is reduced and written (sol_pipe_rows). One reduction round per row: each thread's
-// (max, sum of exp) pair, merged online (SolRedSoftmax). exp is computed twice (for the thread's sum, for
-// the output) rather than kept: the registers hold the next row instead.
+// while this one is reduced and written (sol_pipe_rows); two rounds (max, then sum), which measured faster
+// than one round of online (max, sum) pairs. exp is computed twice (for the sum, for the output)
+// rather than kept: the registers hold the next row instead.
 template <typename T, int W, int TPR, int NV, int CLUSTER>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
-    __shared__ SolPipeShared<TPR, CLUSTER, float2> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float, 2> sh;
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
     const int t = threadIdx.x;
     sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, SolMax::identity(), sh,
-                                          [&](const uint4 (&q)[NV], float ex, long long row, int it) {
+                                          [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
-        float m = ex * SOL_LOG2E;  // log2 units; -inf on threads without a head/tail element
+        float mx = ex;  // -inf on threads without a head/tail element
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
 #pragma unroll
-            for (int k = 0; k < W; ++k) m = fmaxf(m, v[k] * SOL_LOG2E);
+            for (int k = 0; k < W; ++k) mx = fmaxf(mx, v[k]);
         });
-        // A thread with only -inf (masked) entries adds nothing: exp2(-inf - 0) = 0, not exp2(-inf + inf) = NaN.
-        const float m_safe = m == SolMax::identity() ? 0.0f : m;
-        float s = exp2f(fmaf(ex, SOL_LOG2E, -m_safe));
+        mx = sol_pipe_allreduce<SolRedMax>(mx, sh, 0, it);
+        const float mx_l2 = mx * SOL_LOG2E;
+        const float ee = exp2f(fmaf(ex, SOL_LOG2E, -mx_l2));
+        float sum = ee;
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
 #pragma unroll
-            for (int k = 0; k < W; ++k) s += exp2f(fmaf(v[k], SOL_LOG2E, -m_safe));
+            for (int k = 0; k < W; ++k) sum += exp2f(fmaf(v[k], SOL_LOG2E, -mx_l2));
         });
-        const float2 ms = sol_pipe_allreduce<SolRedSoftmax>(make_float2(m, s), sh, it);
-        const float inv = 1.0f / ms.y;
-        if (rank == 0 && t < rs.extras) sol_from_f32(yr + rs.extra_index(t), exp2f(fmaf(ex, SOL_LOG2E, -ms.x)) * inv);
+        const float inv = 1.0f / sol_pipe_allreduce<SolRedSum>(sum, sh, 1, it);
+        if (rank == 0 && t < rs.extras) sol_from_f32(yr + rs.extra_index(t), ee * inv);
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int c, const float (&v)[W]) {
             float o[W];
 #pragma unroll
-            for (int k = 0; k < W; ++k) o[k] = exp2f(fmaf(v[k], SOL_LOG2E, -ms.x)) * inv;
+            for (int k = 0; k < W; ++k) o[k] = exp2f(fmaf(v[k], SOL_LOG2E, -mx_l2)) * inv;
             sol_store<T, W, false, true>(yr + c, o);
         });
     });
