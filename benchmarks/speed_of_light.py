@@ -278,6 +278,9 @@ def plot(rows: list[dict], copy_bw: float, path: Path, device: str):
             ax.plot(ns, [r["torch_gbps"] for r in sel], "s--", label="torch")
             big = [r for r in rows if r["op"] == op and r["dtype"] == dtype and r["N"] == 50257 and "us" in r
                    and r.get("default")]
+            if not sel and not big:  # op / dtype not in this run (--ops, --dtypes)
+                ax.set_visible(False)
+                continue
             for r in big:
                 ax.plot([r["N"]], [r["gbps"]], "D", color="C0", label="ours 8192x50257")
                 ax.plot([r["N"]], [r["torch_gbps"]], "D", color="C1", label="torch 8192x50257")
