@@ -9,11 +9,12 @@ libraries dispatch:
   rows: one block per row. The row
   stays in registers, so x is read once and y written once. Elements per thread are kept <= 16 with up
   to 512 threads, then <= 32 (512, then 1024 threads; no spills, checked with ptxas -v).
-* ``cluster`` rows too long for one block's registers (N > 32768 elements): a thread-block cluster of 4-8
-  CTAs (sm_90+) holds the row; partial sums cross CTAs through distributed shared memory.
-* ``persist`` bf16 norm rows and fp32 RMSNorm rows in cluster territory: the cluster kernel made persistent
-  (as many clusters as fit at once, each looping over rows), each CTA reading the parameters of its
-  columns into shared memory once instead of from L2 on every row (8 CTAs x 256 threads).
+* ``pipe``    (sm_90+) rows too long for a 512-thread block: persistent clusters (as many as fit at once,
+  each looping over rows) that keep the NEXT row's loads in flight in a second register buffer while the
+  current row is reduced and written; partial sums cross CTAs with st.async + mbarrier (no cluster
+  barrier), parameters stay in shared memory or registers. Launch shape from PIPE_TUNING (measured).
+* ``cluster`` the same rows without the pipeline: one thread-block cluster of 4-8 CTAs per row, partial
+  sums through distributed shared memory (kept for comparison and for unaligned tensors).
 * ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (measured faster: the re-read hits L2),
   N > 8 x 1024 x 32, a GPU without clusters, or the CPU emulator: block per row, Welford /
   online-softmax statistics in one read, then a second read (mostly from L2) for the output.
@@ -46,7 +47,7 @@ KERNEL_DIR = Path(__file__).resolve().parent
 _SOURCE_DIR_NAME = KERNEL_DIR.relative_to(KERNEL_DIR.parents[1]).as_posix()  # "solutions/kernels"
 COMMON = "common.cuh"        # helpers every op's program starts with (see source())
 OPS = ("layernorm", "rmsnorm", "softmax")
-KINDS = ("cached", "cluster", "stream", "persist", "pipe")
+KINDS = ("cached", "cluster", "stream", "pipe")
 NPARAMS = {"layernorm": 2, "rmsnorm": 1, "softmax": 0}
 DEFAULT_DYNAMIC_SHARED = 48 * 1024   # above this a kernel must opt in (cupy: max_dynamic_shared_size_bytes)
 MAX_DYNAMIC_SHARED = 227 * 1024
@@ -67,15 +68,27 @@ BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, small
 # (CTAs, threads per CTA), first that fits wins. 4 x 512 and 8 x 256 measured best of (2..8) x (256..1024)
 # on the H200 (fp32 LayerNorm 65536: 68% / 63%, softmax 84% / 84%); 1024-thread CTAs lose (1 CTA per SM).
 CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
-# Persistent clusters with the parameters in shared memory, where they measured faster than CLUSTER_SHAPES
-# on the H200 (docs/benchmarks/README.md): 8 x 256 won at every row length it ran; bf16 LayerNorm 1920 x 65536
-# 56% -> 64% of copy, bf16 RMSNorm 8192 x 50257 61% -> 73%, fp32 RMSNorm 960 x 65536 81% -> 85%; fp32 LayerNorm
-# lost (75% -> 72%) and keeps the cluster kernel. Shorter rows (one block per row) measured no better.
-PERSIST_SHAPE = (8, 256)
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
 PSRC_GLOBAL, PSRC_SHARED, PSRC_REGS = 0, 1, 2  # pipe kernels: where gamma/beta are read (SolPipeParams)
 REGS_PER_SM = 65536
 PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers and parameter registers
+# Pipe kernels by default: 8-CTA clusters with the fewest threads per CTA (PIPE_TPR) for which a thread holds
+# at most `max_vecs` 16-byte vectors per row buffer (softmax first tries one 512-thread CTA per row), and
+# parameters from `psrc`. Keyed by (op, element bytes, every row at one 16-byte offset). Measured on the H200
+# at 32768 / 65536 / 8192 x 50257 over clusters of 1-8 x 128-512 threads and both parameter sources
+# (docs/benchmarks/README.md): small CTAs with many vectors in flight won, except that LayerNorm rows keep
+# 4 vectors (fp32 65536: 84% of copy at 8 x 512 vs 70% at 8 x 128) but misaligned fp32 rows, whose
+# shared-memory parameters are read as 4-byte words, want more CTAs per SM (50257: 85% at 8 x 128 vs 74% at
+# 8 x 512); parameters in registers only paid for aligned fp32 RMSNorm (90% vs 88% from shared memory).
+PIPE_TPR = (128, 256, 512)
+PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc)
+    ("layernorm", 4, True): (4, PSRC_SHARED), ("layernorm", 4, False): (13, PSRC_SHARED),
+    ("layernorm", 2, True): (4, PSRC_SHARED), ("layernorm", 2, False): (4, PSRC_SHARED),
+    ("rmsnorm", 4, True): (8, PSRC_REGS), ("rmsnorm", 4, False): (8, PSRC_SHARED),
+    ("rmsnorm", 2, True): (8, PSRC_SHARED), ("rmsnorm", 2, False): (8, PSRC_SHARED),
+    ("softmax", 4, True): (16, PSRC_GLOBAL), ("softmax", 4, False): (16, PSRC_GLOBAL),
+    ("softmax", 2, True): (16, PSRC_GLOBAL), ("softmax", 2, False): (16, PSRC_GLOBAL),
+}
 
 
 def source_files(op: str) -> tuple[Path, Path]:
@@ -123,15 +136,15 @@ class Plan:
     rpb: int         # rows per block (cached warp-per-row mode only)
     nv: int          # vectors per thread (cached / cluster) or vectors in flight per chunk (stream)
     cluster: int     # CTAs per row
-    grid: tuple      # persist: the most CTAs it may use (one cluster per row); launch_grid() picks fewer
+    grid: tuple      # pipe: the most CTAs it may use (one cluster per row); launch_grid() picks fewer
     block: tuple
-    nparams: int = 0  # persist / pipe: parameter vectors (gamma, beta)
+    nparams: int = 0  # pipe: parameter vectors (gamma, beta)
     psrc: int = 0     # pipe: where the parameters are read (0 global, 1 shared memory, 2 registers)
 
     @property
     def shared_bytes(self) -> int:
-        """Dynamic shared memory per CTA (persist, pipe from shared: SolParamsShared<...>::kBytes per parameter)."""
-        if self.kind != "persist" and not (self.kind == "pipe" and self.psrc == PSRC_SHARED):
+        """Dynamic shared memory per CTA (pipe from shared memory: SolParamsShared<...>::kBytes per parameter)."""
+        if not (self.kind == "pipe" and self.psrc == PSRC_SHARED):
             return 0
         item = 4 if self.ctype == "float" else 2
         return self.nparams * self.nv * (self.tpr + 1) * self.vec * item
@@ -143,7 +156,7 @@ class Plan:
         if self.kind == "pipe":
             tail = f",{self.psrc}" if self.nparams else ""
             return f"{self.op}_pipe_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}{tail}>"
-        if self.kind in ("cluster", "persist"):
+        if self.kind == "cluster":
             return f"{self.op}_{self.kind}_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
         return f"{self.op}_stream_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv}>"
 
@@ -186,20 +199,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         n = -(-nvec // (t * c))
         return Plan(op, "cluster", ctype, vec, t, 1, n, c, (M * c,), (t,))
 
-    def persist(c: int, t: int) -> Plan:
-        if op == "softmax":
-            raise ValueError("softmax has no parameters to keep in shared memory: no persist kernel")
-        if c > 1 and not allow_cluster:
-            raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
-        n = nv or -(-nvec // (t * c))
-        if n * vec > WARP_ROW_MAX_ELEMS:
-            raise ValueError(f"N={N} needs {n * vec} registers per thread at {c} x {t} threads per row")
-        p = Plan(op, "persist", ctype, vec, t, 1, n, c, (M * c,), (t,), NPARAMS[op])
-        if p.shared_bytes > MAX_DYNAMIC_SHARED:
-            raise ValueError(f"{p.shared_bytes} bytes of parameters do not fit one CTA's shared memory")
-        return p
-
-    def pipe(c: int, t: int) -> Plan:
+    def pipe(c: int, t: int, default_src: int | None = None) -> Plan:
         if vec == 1:
             raise ValueError("pipe kernels move 16-byte vectors: x, y and the parameters must be 16-byte aligned")
         if c > 1 and not allow_cluster:
@@ -207,7 +207,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         n = nv or -(-nvec // (t * c))
         npar = NPARAMS[op]
         shared = npar * n * (t + 1) * vec * itemsize
-        src = psrc
+        src = psrc if psrc is not None else default_src
         if src is None:  # registers when every row shares one offset and they fit, else shared memory
             src = PSRC_REGS if N % vec == 0 and (2 + npar) * 4 * n + PIPE_SPARE_REGS <= min(255, REGS_PER_SM // t) \
                 else PSRC_SHARED if shared <= MAX_DYNAMIC_SHARED else PSRC_GLOBAL
@@ -229,8 +229,6 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
 
     if kind == "stream":
         return stream()
-    if kind == "persist":
-        return persist(cluster or 1, tpr or 1024)
     if kind == "pipe":
         return pipe(cluster or 1, tpr or 1024)
     if kind == "cluster" or cluster is not None:
@@ -267,17 +265,20 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         # faster as the two-read stream kernel (the re-read hits L2) than with one 1024-thread block per SM.
         if kind is None and _softmax_stream_fits(op, N, itemsize, aligned, width):
             return stream()
+        if kind is None and allow_cluster and vec > 1:
+            max_vecs, src = PIPE_TUNING[(op, itemsize, N % vec == 0)]
+            for c, t in ((1, 512),) * (op == "softmax") + tuple((MAX_CLUSTER, t) for t in PIPE_TPR):
+                if -(-nvec // (c * t)) <= max_vecs:
+                    try:
+                        return pipe(c, t, src)
+                    except ValueError:
+                        pass  # too many registers or too much shared memory: next shape
         if -(-nvec // 1024) * vec <= WARP_ROW_MAX_ELEMS:
             return cached(1024, 1)
         if kind == "cached":
             raise ValueError(f"N={N} does not fit one block's registers; use kind='cluster' or 'stream'")
 
     if allow_cluster and kind in (None, "cluster"):
-        if kind is None and (op == "rmsnorm" or (op == "layernorm" and ctype != "float")):
-            try:
-                return persist(*PERSIST_SHAPE)
-            except ValueError:
-                pass  # too long for 8 x 256 threads' registers: a bigger cluster shape or the stream kernel
         for c, t in CLUSTER_SHAPES:
             if -(-nvec // (t * c)) * vec <= WARP_ROW_MAX_ELEMS:
                 return clustered(c, t)
@@ -371,8 +372,8 @@ class ReferenceKernels:
         fn((self.launch_grid(p),), p.block, args, shared_mem=smem)
 
     def launch_grid(self, p: Plan) -> int:
-        """CTAs actually launched: a persist plan runs as many clusters as fit at once (at most one per row)."""
-        if p.kind not in ("persist", "pipe"):
+        """CTAs actually launched: a pipe plan runs as many clusters as fit at once (at most one per row)."""
+        if p.kind != "pipe":
             return p.grid[0]
         n = self.persist_clusters or self._resident_clusters(p)
         return min(p.grid[0], n * p.cluster)

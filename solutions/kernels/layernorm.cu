@@ -9,36 +9,30 @@
 //   layernorm_cluster_kernel  a thread-block cluster of CLUSTER CTAs (sm_90) shares one row (rows too long
 //                             for one block's registers); partial sums cross CTAs via distributed shared memory.
 //                             fp32 clusters: one reduction round of shifted sums (see kOnePass below).
-//   layernorm_persist_kernel  the cluster kernel made persistent (CLUSTER may be 1): each CTA keeps gamma/beta
-//                             of its columns in shared memory and loops over rows (long bf16 rows).
+//   layernorm_pipe_kernel     persistent CTAs / clusters (rows that need a whole SM or a cluster): the next
+//                             row's loads are in flight while this one is reduced and written.
 //   layernorm_stream_kernel   any N: block per row, chunked Welford over the row, then a second read of the
 //                             row (mostly an L2 hit) for the output. Used when no cached shape fits.
 // Compiled after common.cuh (the sol_* helpers): dispatch.source("layernorm") joins the two (no #include).
 
 // Row cached in registers: thread t of the row owns body vectors j = (i * CLUSTER + rank) * TPR + t, i < NV
 // (elements shift + j * W ...), so each load instruction of a warp covers 32 * 16 contiguous bytes; the few
-// scalar extras of a misaligned row go to the first threads of rank 0. P: where gamma/beta are read
-// (SolParamsGlobal, or SolParamsShared in the persistent kernel). Row row_id of this thread's block/cluster;
-// par alternates between consecutive rows of a persistent CTA, so a row's reduction buffers are not the
-// ones a slower thread (or peer CTA) may still read for the previous row.
-template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER, class P>
+// scalar extras of a misaligned row go to the first threads of rank 0.
+template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
 __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, const T* __restrict__ gamma,
                                                      const T* __restrict__ beta, T* __restrict__ y,
-                                                     int M, int N, float eps, long long row_id, int par,
-                                                     const P pg, const P pb) {
+                                                     int M, int N, float eps) {
     static_assert(TPR <= 32 || RPB == 1, "several rows per block only when a row fits in one warp");
     static_assert((TPR % 32 == 0 && TPR <= 1024) || TPR == 8 || TPR == 16, "TPR: 8, 16 or 32k <= 1024");
     static_assert(TPR >= 2 * W - 2, "a misaligned row's scalar head + tail (< 2 vectors) needs a lane each");
     constexpr bool kOnePass = CLUSTER > 1 && sizeof(T) == 4;
-    constexpr int NB = P::kShared ? 2 : 1;  // buffer sets: alternating rows in the persistent kernel
-    __shared__ float warp_buf[NB][kOnePass ? 1 : 2][TPR > 32 ? TPR / 32 : 1];
-    __shared__ float cluster_buf[NB][kOnePass ? 1 : 2];
-    __shared__ float2 warp_buf2[NB][kOnePass && TPR > 32 ? TPR / 32 : 1];
-    __shared__ float2 cluster_buf2[NB][1];
-    if constexpr (!P::kShared) par = 0;
+    __shared__ float warp_buf[kOnePass ? 1 : 2][TPR > 32 ? TPR / 32 : 1];
+    __shared__ float cluster_buf[kOnePass ? 1 : 2];
+    __shared__ float2 warp_buf2[kOnePass && TPR > 32 ? TPR / 32 : 1];
+    __shared__ float2 cluster_buf2[1];
     const int t = threadIdx.x % TPR;
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
-    if (row_id < 0) row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;  // one row per thread group
+    const long long row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;  // one row per thread group
     if (TPR == 32 && row_id >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     // Sub-warp rows (TPR < 32): lanes past the last row still join their warp's shuffles (on a clamped
     // row) and store nothing.
@@ -55,8 +49,7 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
     // gamma/beta are loaded before the reductions so their (L1/L2) latency hides behind them; only for
     // small per-thread rows, where the extra 2 * NV * W registers do not cost occupancy.
     // (fp32 only: bf16 LayerNorm measured slower with it on the H200.)
-    // (Not from shared memory: there the latency is short and the registers are better spent.)
-    constexpr bool kPrefetch = NV * W <= 16 && sizeof(T) == 4 && !P::kShared;
+    constexpr bool kPrefetch = NV * W <= 16 && sizeof(T) == 4;
     float g[kPrefetch ? NV : 1][W], b[kPrefetch ? NV : 1][W];
     auto prefetch_params = [&]() {
         if constexpr (kPrefetch) {
@@ -64,8 +57,8 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
             for (int i = 0; i < NV; ++i) {
                 const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
                 if (j < rs.nb) {
-                    pg.load(gamma, i, rs.shift + j * W, N, g[i]);
-                    pb.load(beta, i, rs.shift + j * W, N, b[i]);
+                    sol_load_param<T, W>(gamma, rs.shift + j * W, N, g[i]);
+                    sol_load_param<T, W>(beta, rs.shift + j * W, N, b[i]);
                 }
             }
         }
@@ -90,7 +83,7 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
             s2 = fmaf(d, d, s2);
         }
         prefetch_params();
-        const float2 S = sol_row_allreduce_sum2<TPR, CLUSTER>(s1, s2, warp_buf2[par], cluster_buf2[par]);
+        const float2 S = sol_row_allreduce_sum2<TPR, CLUSTER>(s1, s2, warp_buf2, cluster_buf2);
         const float dm = S.x / N;
         mean = K + dm;
         rstd = rsqrtf(fmaxf(S.y / N - dm * dm, 0.0f) + eps);
@@ -98,7 +91,7 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
         float sum = ex;
         sol_load_cached_row<T, W, TPR, NV, CLUSTER>(xr, rs, rank, t, v, 0.0f, [&](float e) { sum += e; });
         prefetch_params();
-        mean = sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[par][0], &cluster_buf[par][0]) / N;
+        mean = sol_row_allreduce<SolSum, TPR, CLUSTER>(sum, warp_buf[0], &cluster_buf[0]) / N;
         // Second pass over the registers: exact sum of squared deviations, no E[x^2] - E[x]^2 cancellation.
         float sq = has_ex ? (ex - mean) * (ex - mean) : 0.0f;
 #pragma unroll
@@ -112,7 +105,7 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
                 }
             }
         }
-        const float var = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[par][1], &cluster_buf[par][1]) / N;
+        const float var = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[1], &cluster_buf[1]) / N;
         rstd = rsqrtf(var + eps);
     }
     if (has_ex && row_ok)
@@ -125,12 +118,12 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
             const int c = rs.shift + j * W;
             const int pi = kPrefetch ? i : 0;
             if constexpr (!kPrefetch) {
-                pg.load(gamma, i, c, N, g[0]);
-                pb.load(beta, i, c, N, b[0]);
+                sol_load_param<T, W>(gamma, c, N, g[0]);
+                sol_load_param<T, W>(beta, c, N, b[0]);
             }
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = fmaf((v[i][k] - mean) * rstd, g[pi][k], b[pi][k]);
-            sol_store<T, W, false, P::kShared>(yr + c, v[i]);
+            sol_store<T, W>(yr + c, v[i]);
         }
     }
 }
@@ -139,39 +132,14 @@ template <typename T, int W, int TPR, int RPB, int NV>
 __global__ void __launch_bounds__(TPR * RPB)
 layernorm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                  T* __restrict__ y, int M, int N, float eps) {
-    using P = SolParamsGlobal<T, W>;
-    layernorm_cached_row<T, W, TPR, RPB, NV, 1>(x, gamma, beta, y, M, N, eps, -1, 0, P{}, P{});
+    layernorm_cached_row<T, W, TPR, RPB, NV, 1>(x, gamma, beta, y, M, N, eps);
 }
 
 template <typename T, int W, int TPR, int NV, int CLUSTER>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                          T* __restrict__ y, int M, int N, float eps) {
-    using P = SolParamsGlobal<T, W>;
-    layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, beta, y, M, N, eps, -1, 0, P{}, P{});
-    if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
-}
-
-// Persistent version of the cluster kernel for long rows (CLUSTER may be 1: one CTA per row): as many
-// clusters as fit on the GPU at once (dispatch.py asks the driver), each taking rows r, r + G, r + 2G ...;
-// gamma and beta for the CTA's columns are read once into shared memory (SolParamsShared) instead of
-// once per row. Dynamic shared memory: 2 * SolParamsShared<...>::kBytes.
-template <typename T, int W, int TPR, int NV, int CLUSTER>
-__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
-layernorm_persist_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
-                         T* __restrict__ y, int M, int N, float eps) {
-    using P = SolParamsShared<T, W, TPR, NV, CLUSTER>;
-    extern __shared__ uint4 sol_param_smem[];
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
-    T* s = reinterpret_cast<T*>(sol_param_smem);
-    P g{s, rank}, b{s + P::kBytes / sizeof(T), rank};
-    g.fill(gamma, N);
-    b.fill(beta, N);
-    __syncthreads();
-    const int step = gridDim.x / CLUSTER;
-    int par = 0;
-    for (long long r = blockIdx.x / CLUSTER; r < M; r += step, par ^= 1)
-        layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, beta, y, M, N, eps, r, par, g, b);
+    layernorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, beta, y, M, N, eps);
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 

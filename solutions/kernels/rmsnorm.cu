@@ -4,25 +4,21 @@
 // Launch shapes (chosen by solutions/kernels/dispatch.py from N), as in layernorm.cu:
 //   rmsnorm_kernel          row cached in registers, 8-32 lanes per row or block per row: one read, one write
 //   rmsnorm_cluster_kernel  a cluster of CLUSTER CTAs shares a row through distributed shared memory
-//   rmsnorm_persist_kernel  persistent clusters, gamma of each CTA's columns in shared memory (long rows)
+//   rmsnorm_pipe_kernel     persistent CTAs / clusters, the next row's loads in flight (long rows)
 //   rmsnorm_stream_kernel   any N: block per row, sum of squares, then the row is read again
 // Compiled after common.cuh (the sol_* helpers): dispatch.source("rmsnorm") joins the two (no #include).
 
-// P: where gamma is read; row_id / par as in layernorm_cached_row.
-template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER, class P>
+template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
 __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, const T* __restrict__ gamma,
-                                                   T* __restrict__ y, int M, int N, float eps, long long row_id,
-                                                   int par, const P pg) {
+                                                   T* __restrict__ y, int M, int N, float eps) {
     static_assert(TPR <= 32 || RPB == 1, "several rows per block only when a row fits in one warp");
     static_assert((TPR % 32 == 0 && TPR <= 1024) || TPR == 8 || TPR == 16, "TPR: 8, 16 or 32k <= 1024");
     static_assert(TPR >= 2 * W - 2, "a misaligned row's scalar head + tail (< 2 vectors) needs a lane each");
-    constexpr int NB = P::kShared ? 2 : 1;  // buffer sets: alternating rows in the persistent kernel
-    __shared__ float warp_buf[NB][TPR > 32 ? TPR / 32 : 1];
-    __shared__ float cluster_buf[NB][1];
-    if constexpr (!P::kShared) par = 0;
+    __shared__ float warp_buf[TPR > 32 ? TPR / 32 : 1];
+    __shared__ float cluster_buf[1];
     const int t = threadIdx.x % TPR;
     const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
-    if (row_id < 0) row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;  // one row per thread group
+    const long long row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;  // one row per thread group
     if (TPR == 32 && row_id >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     // Sub-warp rows (TPR < 32): lanes past the last row still join their warp's shuffles (on a clamped
     // row) and store nothing.
@@ -39,16 +35,16 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
     float sq = ex * ex;
     sol_load_cached_row<T, W, TPR, NV, CLUSTER>(xr, rs, rank, t, v, 0.0f, [&](float e) { sq = fmaf(e, e, sq); });
     // gamma is loaded before the reduction so its latency hides behind it (small per-thread rows only).
-    constexpr bool kPrefetch = NV * W <= 16 && !P::kShared;
+    constexpr bool kPrefetch = NV * W <= 16;
     float g[kPrefetch ? NV : 1][W];
     if constexpr (kPrefetch) {
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
-            if (j < rs.nb) pg.load(gamma, i, rs.shift + j * W, N, g[i]);
+            if (j < rs.nb) sol_load_param<T, W>(gamma, rs.shift + j * W, N, g[i]);
         }
     }
-    const float ms = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf[par], cluster_buf[par]) / N;
+    const float ms = sol_row_allreduce<SolSum, TPR, CLUSTER>(sq, warp_buf, cluster_buf) / N;
     const float rrms = rsqrtf(ms + eps);
 
     if (has_ex && row_ok) sol_from_f32(yr + ex_i, ex * rrms * sol_to_f32(SOL_LDG(gamma + ex_i)));
@@ -58,10 +54,10 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
         if (j < rs.nb && row_ok) {
             const int c = rs.shift + j * W;
             const int pi = kPrefetch ? i : 0;
-            if constexpr (!kPrefetch) pg.load(gamma, i, c, N, g[0]);
+            if constexpr (!kPrefetch) sol_load_param<T, W>(gamma, c, N, g[0]);
 #pragma unroll
             for (int k = 0; k < W; ++k) v[i][k] = v[i][k] * rrms * g[pi][k];
-            sol_store<T, W, false, P::kShared>(yr + c, v[i]);
+            sol_store<T, W>(yr + c, v[i]);
         }
     }
 }
@@ -69,33 +65,14 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
 template <typename T, int W, int TPR, int RPB, int NV>
 __global__ void __launch_bounds__(TPR * RPB)
 rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y, int M, int N, float eps) {
-    rmsnorm_cached_row<T, W, TPR, RPB, NV, 1>(x, gamma, y, M, N, eps, -1, 0, SolParamsGlobal<T, W>{});
+    rmsnorm_cached_row<T, W, TPR, RPB, NV, 1>(x, gamma, y, M, N, eps);
 }
 
 template <typename T, int W, int TPR, int NV, int CLUSTER>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
                        int M, int N, float eps) {
-    rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, y, M, N, eps, -1, 0, SolParamsGlobal<T, W>{});
-    if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
-}
-
-// Persistent cluster kernel, gamma in shared memory (see layernorm_persist_kernel).
-// Dynamic shared memory: SolParamsShared<...>::kBytes.
-template <typename T, int W, int TPR, int NV, int CLUSTER>
-__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
-rmsnorm_persist_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
-                       int M, int N, float eps) {
-    using P = SolParamsShared<T, W, TPR, NV, CLUSTER>;
-    extern __shared__ uint4 sol_param_smem[];
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
-    P g{reinterpret_cast<T*>(sol_param_smem), rank};
-    g.fill(gamma, N);
-    __syncthreads();
-    const int step = gridDim.x / CLUSTER;
-    int par = 0;
-    for (long long r = blockIdx.x / CLUSTER; r < M; r += step, par ^= 1)
-        rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, y, M, N, eps, r, par, g);
+    rmsnorm_cached_row<T, W, TPR, 1, NV, CLUSTER>(x, gamma, y, M, N, eps);
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // peers may still read this CTA's cluster_buf
 }
 

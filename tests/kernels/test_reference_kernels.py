@@ -81,7 +81,12 @@ def test_plan_covers_row_within_register_budget(op, dtype, N):
         else:
             # body vectors (<= ceil(N / vec)) all have an owner; the scalar head/tail needs < 2 vectors
             assert p.nv * p.tpr * p.cluster >= -(-N // p.vec)
-            assert p.elems_per_thread <= dispatch.WARP_ROW_MAX_ELEMS
+            if p.kind == "pipe":  # two buffers of raw 16-byte vectors (+ parameters) in registers
+                assert p.vec > 1 and aligned
+                regs = (2 + (p.nparams if p.psrc == dispatch.PSRC_REGS else 0)) * 4 * p.nv
+                assert regs + dispatch.PIPE_SPARE_REGS <= min(255, dispatch.REGS_PER_SM // p.tpr)
+            else:
+                assert p.elems_per_thread <= dispatch.WARP_ROW_MAX_ELEMS
             assert p.block[0] == p.tpr * p.rpb <= 1024
             rows_covered = p.grid[0] // p.cluster * p.rpb
             assert rows_covered >= M and p.grid[0] % p.cluster == 0
@@ -95,14 +100,18 @@ def test_plan_paths_by_row_length():
     assert plan("layernorm", 8, 256, "bf16").tpr == 16               # half a warp per row, 8 rows/block
     assert plan("layernorm", 8, 256, "bf16").rpb == 8
     assert plan("layernorm", 8, 4096, "float32").tpr > 32            # block per row
-    assert plan("layernorm", 8, 65536, "float32").kind == "cluster"  # row spread over a cluster
-    # ... made persistent with the parameters in shared memory where that measured faster
-    assert plan("rmsnorm", 8, 65536, "float32").kind == "persist"
-    assert plan("layernorm", 8, 50257, "bf16").kind == "persist"
-    assert plan("softmax", 8, 50257, "float32").kind == "cluster"    # no parameters: no persist kernel
-    assert plan("rmsnorm", 8, 131072, "float32").kind == "cluster"   # too long for 8 x 256 threads
-    p = plan("layernorm", 8, 65536, "bf16")
+    # rows too long for a 512-thread block: pipelined persistent clusters (sm_90), shapes from PIPE_TUNING
+    p = plan("layernorm", 8, 65536, "float32")
+    assert (p.kind, p.cluster, p.tpr, p.nv, p.psrc) == ("pipe", 8, 512, 4, dispatch.PSRC_SHARED)
     assert p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16 <= dispatch.MAX_DYNAMIC_SHARED
+    p = plan("rmsnorm", 8, 65536, "float32")                         # aligned fp32 RMSNorm: gamma in registers
+    assert (p.kind, p.tpr, p.nv, p.psrc, p.shared_bytes) == ("pipe", 256, 8, dispatch.PSRC_REGS, 0)
+    assert plan("rmsnorm", 8, 50257, "float32").psrc == dispatch.PSRC_SHARED  # rows at every offset
+    assert plan("softmax", 8, 50257, "bf16").cluster == 1            # softmax tries one 512-thread CTA first
+    assert plan("softmax", 8, 50257, "float32").cluster == 8
+    assert plan("softmax", 8, 65536, "bf16").kind == "stream"        # 128 KB rows: the re-read hits L2
+    assert plan("layernorm", 8, 262144, "float32").kind == "cluster"  # too long for a pipe buffer
+    assert plan("layernorm", 8, 65536, "float32", aligned=False).kind == "cluster"  # pipe needs 16-byte vectors
     assert plan("rmsnorm", 8, 65536, "float32", allow_cluster=False).kind == "stream"
     assert plan("softmax", 8, 1 << 20, "bf16").kind == "stream"      # too long for 8 CTAs
     assert plan("softmax", 8, 50257, "float32").vec == 4              # misaligned rows still vectorised
@@ -121,6 +130,10 @@ def test_plan_rejects_bad_requests():
         plan("softmax", 4, 65536, "float32", kind="cluster", allow_cluster=False)
     with pytest.raises(ValueError):  # 8 lanes cannot peel a bf16 row's head + tail (up to 14 scalars)
         plan("softmax", 4, 37, "bf16", tpr=8)
+    with pytest.raises(ValueError):  # pipe kernels move 16-byte vectors only
+        plan("layernorm", 4, 4096, "float32", kind="pipe", aligned=False)
+    with pytest.raises(ValueError):  # two buffers of 32 vectors do not fit 1024 threads' registers
+        plan("rmsnorm", 4, 32768, "float32", kind="pipe", cluster=1, tpr=1024)
 
 
 def test_bf16_bits_round_to_nearest_even_and_keep_nan():
@@ -251,27 +264,6 @@ def test_cpu_emulator_memcheck_racecheck_misaligned_rows(op, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op", ("layernorm", "rmsnorm"))
-def test_cpu_emulator_persist_kernel_loops_rows_with_parameters_in_shared_memory(op, dtype, monkeypatch):
-    """Persistent kernel (one CTA per row here; clusters need a GPU): 3 CTAs loop over 7 rows, parameters
-    read once into shared memory; rows at every 16-byte offset (N = 1029, 131) read them at every shift."""
-    kernels = _cpu_backend_or_skip()
-    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
-    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=3)
-    rng = np.random.default_rng(11)
-    np_dtype = np.uint16 if dtype == "bf16" else np.float32
-    for M, N, tpr in ((7, 1029, 64), (7, 1024, 128), (5, 131, 32)):
-        p = rk.plan(op, M, N, np_dtype, kind="persist", tpr=tpr)
-        assert p.kind == "persist" and p.shared_bytes > 0 and rk.launch_grid(p) == 3
-        stored, exact = make_case(op, M, N, dtype, rng)
-        x, *params = [kernels.asarray(a) for a in stored]
-        y = kernels.asarray(poison(stored[0]))
-        with kernels.check("memcheck", "racecheck"):
-            rk.run(op, x, params, out=y, kind="persist", config={"tpr": tpr})
-        check_output(op, kernels.asnumpy(y), exact, dtype)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", OPS)
 def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, dtype, monkeypatch):
     """Pipelined persistent kernel (one CTA per row here; clusters need a GPU): 3 CTAs loop over M rows while
@@ -294,28 +286,6 @@ def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, d
             with kernels.check("memcheck", "racecheck"):
                 rk.run(op, x, params, out=y, kind="pipe", config=config)
             check_output(op, kernels.asnumpy(y), exact, dtype)
-
-
-def test_cpu_emulator_persist_kernel_unaligned_base_pointer_uses_scalars(monkeypatch):
-    """x 4 bytes past a 16-byte boundary: the persist plan falls back to 1-element accesses, and its shared
-    parameter cache (one element per slot) still gives every row the right columns."""
-    kernels = _cpu_backend_or_skip()
-    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
-    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=2)
-    rng = np.random.default_rng(4)
-    M, N = 5, 300
-    stored, exact = make_case("layernorm", M, N, "float32", rng)
-    buf = np.empty(M * N + 1, dtype=np.float32)
-    x = buf[1:].reshape(M, N)
-    x[...] = stored[0]
-    xk, gk, bk = kernels.asarray(x), kernels.asarray(stored[1]), kernels.asarray(stored[2])
-    if kernels.asnumpy(xk).ctypes.data % 16 == 0:  # pragma: no cover - the runtime copied to aligned memory
-        pytest.skip("runtime realigned the array")
-    assert rk.plan("layernorm", M, N, np.float32, aligned=False, kind="persist", tpr=64).vec == 1
-    y = kernels.asarray(poison(stored[0]))
-    with kernels.check("memcheck", "racecheck"):
-        rk.layernorm(xk, gk, bk, out=y, kind="persist", config={"tpr": 64})
-    check_output("layernorm", kernels.asnumpy(y), exact, "float32")
 
 
 def test_cpu_emulator_unaligned_base_pointer_uses_scalar_path(monkeypatch):
@@ -363,36 +333,6 @@ def test_gpu_every_path_matches_float64(op, dtype):
             check_output(op, cp.asnumpy(y), exact, dtype)
 
 
-PERSIST_SHAPES = ((1, 512), (1, 1024), (2, 256), (2, 512), (4, 256), (4, 512), (8, 128), (8, 256), (8, 512))
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op", ("layernorm", "rmsnorm"))
-def test_gpu_persist_kernels_match_float64(op, dtype):
-    """Every persistent launch shape, with 2 clusters looping over the rows and with the driver-sized grid,
-    on aligned and misaligned rows (N = 50257 / 16387 start at every offset)."""
-    cp = pytest.importorskip("cupy")
-    rng = np.random.default_rng(5)
-    np_dtype = np.uint16 if dtype == "bf16" else np.float32
-    for clusters in (2, None):
-        rk = ReferenceKernels(raw_module=cp.RawModule, persist_clusters=clusters)
-        for M, N in ((9, 4096), (7, 16387), (5, 32768), (11, 50257), (3, 65536)):
-            stored, exact = make_case(op, M, N, dtype, rng)
-            x, *params = [cp.asarray(a) for a in stored]
-            for c, t in PERSIST_SHAPES:
-                config = {"cluster": c, "tpr": t}
-                try:
-                    p = rk.plan(op, M, N, np_dtype, kind="persist", **config)
-                except ValueError:
-                    continue  # too many elements per thread, or too much shared memory
-                y = cp.asarray(poison(stored[0]))
-                rk.run(op, x, params, out=y, kind="persist", config=config)
-                assert clusters is None or rk.launch_grid(p) == min(M, clusters) * c
-                check_output(op, cp.asnumpy(y), exact, dtype)
-        assert clusters or rk.resident_error is None, rk.resident_error
-
-
 PIPE_SHAPES = ((1, 512), (1, 1024), (2, 512), (2, 1024), (4, 512), (4, 1024), (8, 256), (8, 512))
 
 
@@ -428,7 +368,7 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
 @pytest.mark.parametrize("N", (300, 50257))
 def test_gpu_softmax_special_values_same_policy_on_every_path(N):
     """-inf entries (masks) do not poison a row; an all -inf row, a NaN or a +inf makes the row NaN.
-    N=300: cached and stream kernels; N=50257: cluster (default) and stream kernels, misaligned rows."""
+    N=300: cached, stream and cluster kernels; N=50257: pipe (default), stream and cluster kernels, misaligned rows."""
     cp = pytest.importorskip("cupy")
     rk = ReferenceKernels(raw_module=cp.RawModule)
     rng = np.random.default_rng(3)
@@ -440,7 +380,7 @@ def test_gpu_softmax_special_values_same_policy_on_every_path(N):
     x[4, 1::2] = -np.inf
     ref = reference("softmax", x[[0, 4]], [])  # exp(-inf - max) = 0 in float64 too
     xd = cp.asarray(x)
-    for kind in (None, "stream"):
+    for kind in (None, "stream", "cluster"):
         y = cp.asnumpy(rk.softmax(xd, kind=kind))
         assert np.isnan(y[1:4]).all(), kind
         assert np.isfinite(y[[0, 4, 5]]).all(), kind
