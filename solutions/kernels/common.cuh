@@ -193,6 +193,10 @@ __device__ __forceinline__ float2 sol_load_peer_shared2(const float2* smem, unsi
 }
 #endif
 
+// This CTA's rank in its cluster (0 without clusters).
+template <int CLUSTER>
+__device__ __forceinline__ int sol_cta_rank() { return CLUSTER > 1 ? (int)sol_cluster_rank() : 0; }
+
 // All-reduce over the TPR threads of one row (and over the CLUSTER CTAs sharing it).
 // warp_buf/cluster_buf must not be reused by another call before every thread has passed this one,
 // so callers give each reduction its own buffers instead of paying a second barrier.
@@ -454,8 +458,10 @@ __device__ __forceinline__ void sol_pipe_issue(const T* __restrict__ xr, const S
     static_assert(W > 1, "pipe kernels move 16-byte vectors");
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
-        q[i] = j < rs.nb ? SOL_LDCS(reinterpret_cast<const uint4*>(xr + rs.shift + j * W)) : make_uint4(0, 0, 0, 0);
+        if (const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t); j < rs.nb)
+            q[i] = SOL_LDCS(reinterpret_cast<const uint4*>(xr + rs.shift + j * W));
+        else
+            q[i] = make_uint4(0, 0, 0, 0);
     }
     ex = rank == 0 && t < rs.extras ? sol_to_f32(SOL_LDCS(xr + rs.extra_index(t))) : pad;
 }
@@ -605,7 +611,7 @@ __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
 template <typename T, int W, int TPR, int NV, int CLUSTER, bool FIRST = false, class V, int NRED, class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
                                               SolPipeShared<TPR, CLUSTER, V, NRED>& sh, Row row) {
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
     if constexpr (CLUSTER > 1) {
         if (t == 0) {
@@ -654,8 +660,10 @@ struct SolParamsRegs {
         shift0 = rs.shift;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t);
-            q[i] = j < rs.nb ? sol_param_vec<T, W>(p, rs.shift + j * W, N) : make_uint4(0, 0, 0, 0);
+            if (const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t); j < rs.nb)
+                q[i] = sol_param_vec<T, W>(p, rs.shift + j * W, N);
+            else
+                q[i] = make_uint4(0, 0, 0, 0);
         }
     }
     __device__ __forceinline__ void load(const T* __restrict__ p, int i, int col, int N, float (&v)[W]) const {

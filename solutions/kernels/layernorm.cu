@@ -31,7 +31,7 @@ __device__ __forceinline__ void layernorm_cached_row(const T* __restrict__ x, co
     __shared__ float2 warp_buf2[kOnePass && TPR > 32 ? TPR / 32 : 1];
     __shared__ float2 cluster_buf2[1];
     const int t = threadIdx.x % TPR;
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int rank = sol_cta_rank<CLUSTER>();
     const long long row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;  // one row per thread group
     if (TPR == 32 && row_id >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     // Sub-warp rows (TPR < 32): lanes past the last row still join their warp's shuffles (on a clamped
@@ -157,7 +157,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     using P = SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>;
     __shared__ SolPipeShared<TPR, CLUSTER, float2> sh;
     extern __shared__ uint4 sol_param_smem[];
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
     const long long first = blockIdx.x / CLUSTER;
     const SolRowSplit<T, W> rs0(x + (first < M ? first : 0) * N, N);

@@ -17,7 +17,7 @@ __device__ __forceinline__ void rmsnorm_cached_row(const T* __restrict__ x, cons
     __shared__ float warp_buf[TPR > 32 ? TPR / 32 : 1];
     __shared__ float cluster_buf[1];
     const int t = threadIdx.x % TPR;
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int rank = sol_cta_rank<CLUSTER>();
     const long long row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;  // one row per thread group
     if (TPR == 32 && row_id >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     // Sub-warp rows (TPR < 32): lanes past the last row still join their warp's shuffles (on a clamped
@@ -136,7 +136,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     __shared__ SolPipeShared<TPR, CLUSTER, float> sh;
     extern __shared__ uint4 sol_param_smem[];
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
     const long long first = blockIdx.x / CLUSTER;
     SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC> pg;

@@ -19,7 +19,7 @@ __device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* _
     __shared__ float warp_buf[2][TPR > 32 ? TPR / 32 : 1];
     __shared__ float cluster_buf[2];
     const int t = threadIdx.x % TPR;
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int rank = sol_cta_rank<CLUSTER>();
     const long long row_id = (long long)(blockIdx.x / CLUSTER) * RPB + threadIdx.x / TPR;
     if (TPR == 32 && row_id >= M) return;  // warp-per-row mode has no block barrier, a whole warp may leave
     // Sub-warp rows (TPR < 32): lanes past the last row still join their warp's shuffles (on a clamped
@@ -174,7 +174,7 @@ __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     __shared__ SolPipeShared<TPR, CLUSTER, float, 2> sh;
-    const int rank = CLUSTER > 1 ? (int)sol_cluster_rank() : 0;
+    const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
     sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, SolMax::identity(), sh,
                                           [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
