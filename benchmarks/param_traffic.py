@@ -5,8 +5,8 @@ Builds the reference kernels two ways and times the same default launch of each 
 (same Timer as speed_of_light.py: CUDA events, L2 flushed before every launch, median):
   default       the shipped build
   no-params     gamma/beta not read from global memory (-DSOL_DIAG_NO_PARAMS): wrong results, timing only --
-                the cost of the parameter reads is default - no-params (the persist kernels read them from
-                shared memory, which this build leaves as is)
+                the cost of the parameter reads is default - no-params (the pipe kernels read them from
+                shared memory or registers, which this build leaves as is)
 Softmax (no parameters) is timed as a control. The default build is verified against float64 first.
 (docs/benchmarks/param_traffic_before_persist.txt also has an "x-no-L1" column: x read with
 ld.global.nc.L1::no_allocate, measured no better and removed; its code is in commit 1cce242.)

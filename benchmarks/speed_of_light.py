@@ -177,7 +177,7 @@ def run_case(rks: dict, timer: Timer, op: str, dtype: str, M: int, N: int, seed:
             y.fill(poison)
             rk.run(op, x, params, out=y, kind=kind, config=config)
             cp.cuda.Device().synchronize()
-            row["grid"] = rk.launch_grid(p)  # persist: clusters that fit at once x CTAs per cluster
+            row["grid"] = rk.launch_grid(p)  # pipe: clusters that fit at once x CTAs per cluster
             err = rel_err(y, ref, dtype)
             row["err"] = err
             if not (err <= TOL[dtype]):
@@ -402,7 +402,7 @@ def main(argv=None):
     print(summary)
     for h, rk in rks.items():
         if rk.resident_error:
-            print(f"note: persistent grids fell back to one cluster per row ({rk.resident_error})")
+            print(f"note: persistent (pipe) grids fell back to one cluster per row ({rk.resident_error})")
 
     if args.out_dir:
         out = Path(args.out_dir)

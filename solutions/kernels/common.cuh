@@ -611,8 +611,7 @@ __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
 template <typename T, int W, int TPR, int NV, int CLUSTER, bool FIRST = false, class V, int NRED, class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
                                               SolPipeShared<TPR, CLUSTER, V, NRED>& sh, Row row) {
-    const int rank = sol_cta_rank<CLUSTER>();
-    const int t = threadIdx.x;
+    const int rank = sol_cta_rank<CLUSTER>(), t = threadIdx.x;
     if constexpr (CLUSTER > 1) {
         if (t == 0) {
 #pragma unroll
