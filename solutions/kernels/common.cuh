@@ -363,13 +363,13 @@ __device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col,
     }
 }
 
-// Where a row kernel reads its parameters (gamma, beta): load(p, i, col, N, v) gives the W columns starting at
-// col of parameter p (i: the thread's vector number). SolParamsGlobal: from global memory on every row (L1/L2
-// hits while the parameters fit there). Stateless, so the kernels keep passing p as a __restrict__ argument
-// (a pointer inside a struct loses it; the non-persistent kernels compile to the same code as before).
+// Where a pipe kernel reads its parameters (gamma, beta): setup(p, smem, first row's split, rank, t, N) once,
+// then load(p, i, col, N, v) gives the W columns starting at col of parameter p (i: the thread's vector
+// number); kBytes: dynamic shared memory per parameter. SolParamsGlobal: from global memory on every row
+// (L1/L2 hits while the parameters fit there). Stateless, so p stays a __restrict__ kernel argument (a
+// pointer inside a struct loses it).
 template <typename T, int W>
 struct SolParamsGlobal {
-    static constexpr bool kShared = false;
     static constexpr int kBytes = 0;
     __device__ __forceinline__ void setup(const T* __restrict__, T*, const SolRowSplit<T, W>&, int, int, int) {}
     __device__ __forceinline__ void load(const T* __restrict__ p, int, int col, int N, float (&v)[W]) const {
@@ -386,7 +386,6 @@ struct SolParamsGlobal {
 // extra vector: TPR * W + W elements, (TPR + 1) x 16 bytes.
 template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
 struct SolParamsShared {
-    static constexpr bool kShared = true;
     static constexpr int kBlock = (TPR + 1) * W;
     static constexpr int kBytes = NV * kBlock * (int)sizeof(T);
     T* s;      // NV blocks of kBlock elements
@@ -445,10 +444,11 @@ struct SolParamsShared {
 };
 
 // ---- Pipelined persistent rows (the *_pipe_kernel of each op) ----
-// A persistent CTA (or cluster) that holds one row slice in registers serializes load -> reduce -> store
-// unless several CTAs per SM overlap; long rows leave room for 1-3 (measured: 76-88% of copy at N = 32768-
-// 65536). The pipe kernels keep the NEXT row's loads in flight while the current row is reduced and written:
-// two register buffers of raw 16-byte vectors (bf16 stays packed, 8 elements in 4 registers).
+// A CTA (or cluster) that holds one row slice in registers serializes load -> reduce -> store unless several
+// CTAs per SM overlap; long rows leave room for 1-3 (the block-per-row and cluster kernels measured 70-88% of
+// copy at N = 32768-65536). The pipe kernels keep the NEXT row's loads in flight while the current row is
+// reduced and written: two register buffers of raw 16-byte vectors (bf16 stays packed, 8 elements in 4
+// registers).
 
 // Issue the loads of the body vectors thread t owns of one row (the cached-row layout, sol_vec_index) and of
 // its scalar head/tail element (rank 0's first threads; `pad` elsewhere). Vectors past the body are zero.
@@ -605,10 +605,10 @@ __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
 }
 
 // The persistent loop: CTA/cluster g takes rows g, g + G, g + 2G ... (G = clusters launched); row r + G is
-// loaded into the other buffer before row r is processed. row(q, ex, x0, r, it): x0 = the row's first element
-// when FIRST (else 0), it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's buffers alternate with
-// it). Control flow is cluster-uniform.
-template <typename T, int W, int TPR, int NV, int CLUSTER, bool FIRST = false, class V, int NRED, class Row>
+// loaded into the other buffer before row r is processed. row(q, ex, x0, r, it): x0 = element (lane % 32) of
+// the row (0 past its end) when HEAD32, else 0; it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's
+// buffers alternate with it). Control flow is cluster-uniform.
+template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, class V, int NRED, class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
                                               SolPipeShared<TPR, CLUSTER, V, NRED>& sh, Row row) {
     const int rank = sol_cta_rank<CLUSTER>(), t = threadIdx.x;
@@ -630,7 +630,10 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     auto issue = [&](long long rr, uint4 (&q)[NV], float& e, float& f) {
         const T* xr = x + rr * N;
         sol_pipe_issue<T, W, TPR, NV, CLUSTER>(xr, SolRowSplit<T, W>(xr, N), rank, t, q, e, pad);
-        if constexpr (FIRST) f = sol_to_f32(SOL_LDG(xr));
+        if constexpr (HEAD32) {
+            const int lane = t & 31;
+            f = lane < N ? sol_to_f32(SOL_LDG(xr + lane)) : 0.0f;
+        }
     };
     if (r < M) issue(r, a, ea, fa);
     for (int it = 0; r < M; it += 2) {  // unrolled by two so each buffer stays in its own registers
@@ -650,7 +653,6 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
 // them from global memory instead.
 template <typename T, int W, int TPR, int NV, int CLUSTER>
 struct SolParamsRegs {
-    static constexpr bool kShared = true;  // no per-row global reads (in the common case)
     static constexpr int kBytes = 0;
     uint4 q[NV];
     int shift0;

@@ -144,9 +144,11 @@ layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
 }
 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
-// while this one is reduced and written (sol_pipe_rows). One reduction round per row, of sums of d = x - K and
-// d^2 about K = the row's first element (as the fp32 cluster kernel: a sample of the row, so E[d^2] - E[d]^2
-// does not cancel like E[x^2] - E[x]^2).
+// while this one is reduced and written (sol_pipe_rows). One reduction round per row (measured faster than two
+// exact rounds, docs/benchmarks), of sums of d = x - K and d^2 about K = the mean of the row's first 32
+// elements, which every warp computes alike from one prefetched element per lane. var = E[d^2] - E[d]^2 loses
+// ~(K - mean)^2 / var ulps of var to cancellation: a few for typical rows, unlike E[x^2] - E[x]^2; a single
+// sample as K (the fp32 cluster kernel) would lose up to N ulps when that sample is an outlier.
 // gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers). Dynamic shared memory:
 // 2 * SolPipeParams<...>::kBytes.
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
@@ -167,7 +169,8 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     pb.setup(beta, smem + P::kBytes / sizeof(T), rs0, rank, t, N);
     if constexpr (PSRC == 1) __syncthreads();
     sol_pipe_rows<T, W, TPR, NV, CLUSTER, true>(x, M, N, 0.0f, sh,
-                                                [&](const uint4 (&q)[NV], float ex, float K, long long row, int it) {
+                                                [&](const uint4 (&q)[NV], float ex, float head, long long row, int it) {
+        const float K = sol_warp_allreduce<SolSum>(head) / (float)min(N, 32);  // identical in every warp
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         const bool has_ex = rank == 0 && t < rs.extras;

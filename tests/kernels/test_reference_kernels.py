@@ -289,6 +289,25 @@ def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, d
             check_output(op, kernels.asnumpy(y), exact, dtype)
 
 
+def test_cpu_emulator_pipe_layernorm_outlier_in_first_column_stays_accurate(monkeypatch):
+    """The pipe LayerNorm's one-round statistics are shifted sums about K = the mean of the row's first 32
+    elements. Rows with a large mean and one huge value in column 0 (a massive activation): a single-sample
+    shift K = x[0] would cancel ~N ulps of the variance (2.7e-4 relative error measured at N = 4096); the
+    32-element mean keeps the error at the level of the exact Welford kernel."""
+    kernels = _cpu_backend_or_skip()
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=2)
+    rng = np.random.default_rng(9)
+    M, N = 4, 4096
+    x = (rng.standard_normal((M, N)) + 100.0).astype(np.float32)
+    x[:, 0] += 1e4
+    g = (1.0 + 0.5 * rng.standard_normal(N)).astype(np.float32)
+    b = (0.5 * rng.standard_normal(N)).astype(np.float32)
+    ref = reference("layernorm", x.astype(np.float64), [g.astype(np.float64), b.astype(np.float64)])
+    y = kernels.asnumpy(rk.layernorm(*[kernels.asarray(a) for a in (x, g, b)], kind="pipe", config={"tpr": 128}))
+    assert np.linalg.norm(y - ref) / np.linalg.norm(ref) < 2e-6
+
+
 def test_cpu_emulator_unaligned_base_pointer_uses_scalar_path(monkeypatch):
     kernels = _cpu_backend_or_skip()
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
