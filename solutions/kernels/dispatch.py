@@ -205,6 +205,8 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if c > 1 and not allow_cluster:
             raise ValueError("cluster kernels need a GPU with compute capability >= 9.0")
         n = nv or -(-nvec // (t * c))
+        if n * t * c < nvec:
+            raise ValueError(f"nv={n} x {c} x {t} threads cannot hold the {nvec} vectors of a row")
         npar = NPARAMS[op]
         shared = npar * n * (t + 1) * vec * itemsize
         src = psrc if psrc is not None else default_src

@@ -134,6 +134,8 @@ def test_plan_rejects_bad_requests():
         plan("layernorm", 4, 4096, "float32", kind="pipe", aligned=False)
     with pytest.raises(ValueError):  # two buffers of 32 vectors do not fit 1024 threads' registers
         plan("rmsnorm", 4, 32768, "float32", kind="pipe", cluster=1, tpr=1024)
+    with pytest.raises(ValueError):  # a forced nv must still cover the row
+        plan("rmsnorm", 4, 32768, "float32", kind="pipe", cluster=8, tpr=128, nv=4)
 
 
 def test_bf16_bits_round_to_nearest_even_and_keep_nan():
