@@ -2,6 +2,8 @@
 the classic reduction series, transposes, tiled GEMM, fp16/bf16 templates, warp intrinsics ...),
 each checked against a numpy reference on every backend, and on the CPU emulator also under
 memcheck + racecheck (no false diagnostics). Planted-bug variants check the diagnostic kind and line."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -1418,14 +1420,9 @@ extern "C" __global__ void rowsum(const float* x, float* y, int C) {
     }
 }'''
     x = f32(3, 100)
-    with kernels.check("memcheck", "racecheck") if backend == "cpu" else _nullcontext():
+    with kernels.check("memcheck", "racecheck") if backend == "cpu" else contextlib.nullcontext():
         y = launch(src, "rowsum", (3,), (64,), [x, np.zeros(3, np.float32), np.int32(100)], shared_mem=400)[1]
     np.testing.assert_allclose(y, x.sum(1), rtol=1e-5, atol=1e-5)
-
-
-def _nullcontext():
-    import contextlib
-    return contextlib.nullcontext()
 
 
 def test_racecheck_bf16_atomic_accumulation_is_not_a_race(cpu):
