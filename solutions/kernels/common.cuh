@@ -349,13 +349,22 @@ __device__ __forceinline__ uint4 sol_param_vec(const T* __restrict__ p, int col,
 
 // Parameters (gamma, beta) for the W columns starting at col: 16-byte vector loads at any column alignment
 // (sol_param_vec) when p is 16-byte aligned (W > 1), else one element.
-template <typename T, int W>
-__device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col, int N, float (&v)[W]) {
-#if defined(SOL_DIAG_NO_PARAMS)  // diagnosis build only (wrong results): time the kernel without parameter loads
+// Diagnosis build only (-DSOL_DIAG_NO_PARAMS, wrong results, benchmarks/stage_removal.py): every parameter
+// read below returns 1 without touching memory, to time a kernel without them.
+template <int W>
+__device__ __forceinline__ bool sol_diag_no_params(float (&v)[W]) {
+#if defined(SOL_DIAG_NO_PARAMS)
 #pragma unroll
     for (int k = 0; k < W; ++k) v[k] = 1.0f;
-    return;
+    return true;
+#else
+    return false;
 #endif
+}
+
+template <typename T, int W>
+__device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col, int N, float (&v)[W]) {
+    if (sol_diag_no_params(v)) return;
     if constexpr (W == 1) {
         v[0] = sol_to_f32(SOL_LDG(p + col));
     } else {
@@ -379,7 +388,7 @@ struct SolParamsGlobal {
 
 // Parameters of the columns one persistent CTA owns, copied to shared memory once for all of its rows.
 // Rows longer than L1 re-read gamma/beta from L2 on every row, as many bytes as x itself for LayerNorm:
-// measured on the H200 (benchmarks/param_traffic.py), not loading them at all took fp32 LayerNorm
+// measured on the H200 (benchmarks/stage_removal.py), not loading them at all took fp32 LayerNorm
 // 1920 x 32768 from 76% to 92% of copy. The CTA of cluster rank `rank` owns column blocks starting at
 // b_i = (i * CLUSTER + rank) * TPR * W, i < NV, of TPR vectors each (the cached-row layout); a row that
 // starts s < W elements past a 16-byte boundary reads columns b_i + s + t * W ... so a block keeps one
@@ -423,6 +432,7 @@ struct SolParamsShared {
         }
     }
     __device__ __forceinline__ void load(const T* __restrict__, int i, int col, int, float (&v)[W]) const {
+        if (sol_diag_no_params(v)) return;
         const T* blk = s + i * kBlock;
         const int off = col - (i * CLUSTER + rank) * TPR * W;  // shift + t * W: 0 <= off <= TPR * W - 1
         if constexpr (W == 1) {
@@ -443,6 +453,63 @@ struct SolParamsShared {
     }
 };
 
+// Two more layouts of the same columns as SolParamsShared, each branch-free on the row's offset (the pipe
+// kernels issue an instruction or more per element, and the any-offset branch above costs a few per vector):
+// SolParamsAligned: tensors whose rows all start on a 16-byte boundary (N % W == 0; the dispatcher checks):
+//   one 16-byte vector per W columns, in the tensor's type.
+// SolParamsSpread: rows at any offset s, stored as fp32. Thread t reads columns s + t * W ... as 4-byte
+//   words; in the plain layout (thread stride 16 bytes) those conflict 4 ways. Value k of chunk u is
+//   stored at k * (TPR + 1) + u, so the warp's j-th load (chunk t + (s + j) / W, value (s + j) % W) hits 32
+//   consecutive banks: W conflict-free loads, no funnel shifts, no unpacking.
+template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
+struct SolParamsAligned {
+    static constexpr int kBlock = (TPR + 1) * W;  // elements per column block (layout of SolParamsShared)
+    static constexpr int kBytes = NV * kBlock * (int)sizeof(T);
+    SolParamsShared<T, W, TPR, NV, CLUSTER> sh;  // same layout and fill
+
+    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>& rs, int r,
+                                          int t, int N) {
+        sh.setup(p, smem, rs, r, t, N);
+    }
+    __device__ __forceinline__ void load(const T* __restrict__, int i, int col, int, float (&v)[W]) const {
+        if (sol_diag_no_params(v)) return;
+        const int off = col - (i * CLUSTER + sh.rank) * TPR * W;  // t * W (rows start at 16-byte boundaries)
+        sol_unpack<T, W>(*reinterpret_cast<const uint4*>(sh.s + i * kBlock + off), v);
+    }
+};
+
+template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
+struct SolParamsSpread {
+    static constexpr int kBlock = (TPR + 1) * W;  // floats per column block (one spare chunk, as above)
+    static constexpr int kBytes = NV * kBlock * 4;
+    float* s;  // NV blocks of kBlock floats
+    int rank;
+
+    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int,
+                                          int N) {
+        s = reinterpret_cast<float*>(smem);
+        rank = r;
+#pragma unroll 1
+        for (int i = 0; i < NV; ++i) {
+            const int b = (i * CLUSTER + rank) * TPR * W;  // column of sol_vec_index(i, rank, 0)
+            for (int u = threadIdx.x; u <= TPR; u += TPR) {
+#pragma unroll
+                for (int k = 0; k < W; ++k) {
+                    const int c = b + u * W + k;
+                    s[i * kBlock + k * (TPR + 1) + u] = c < N ? sol_to_f32(p[c]) : 0.0f;
+                }
+            }
+        }
+    }
+    __device__ __forceinline__ void load(const T* __restrict__, int i, int col, int, float (&v)[W]) const {
+        if (sol_diag_no_params(v)) return;
+        const float* blk = s + i * kBlock;
+        const int off = col - (i * CLUSTER + rank) * TPR * W;  // shift + t * W
+#pragma unroll
+        for (int k = 0; k < W; ++k) v[k] = blk[((off + k) % W) * (TPR + 1) + (off + k) / W];
+    }
+};
+
 // ---- Pipelined persistent rows (the *_pipe_kernel of each op) ----
 // A CTA (or cluster) that holds one row slice in registers serializes load -> reduce -> store unless several
 // CTAs per SM overlap; long rows leave room for 1-3 (the block-per-row and cluster kernels measured 70-88% of
@@ -456,14 +523,21 @@ template <typename T, int W, int TPR, int NV, int CLUSTER>
 __device__ __forceinline__ void sol_pipe_issue(const T* __restrict__ xr, const SolRowSplit<T, W>& rs, int rank,
                                                int t, uint4 (&q)[NV], float& ex, float pad) {
     static_assert(W > 1, "pipe kernels move 16-byte vectors");
+    // vector i of the thread is i * CLUSTER * TPR vectors past its first one: constant offsets from one base
+    // pointer (per-vector 64-bit address arithmetic cost the loop an instruction or more per element)
+    const int j0 = sol_vec_index<TPR, CLUSTER>(0, rank, t);
+    const uint4* xb = reinterpret_cast<const uint4*>(xr + rs.shift) + j0;
 #pragma unroll
-    for (int i = 0; i < NV; ++i) {
-        if (const int j = sol_vec_index<TPR, CLUSTER>(i, rank, t); j < rs.nb)
-            q[i] = SOL_LDCS(reinterpret_cast<const uint4*>(xr + rs.shift + j * W));
-        else
-            q[i] = make_uint4(0, 0, 0, 0);
-    }
+    for (int i = 0; i < NV; ++i)
+        q[i] = j0 + i * CLUSTER * TPR < rs.nb ? SOL_LDCS(xb + i * CLUSTER * TPR) : make_uint4(0, 0, 0, 0);
     ex = rank == 0 && t < rs.extras ? sol_to_f32(SOL_LDCS(xr + rs.extra_index(t))) : pad;
+}
+
+// Where thread t of cluster rank `rank` writes its first body vector of a row; vector i goes to
+// sol_pipe_out(...) + i * CLUSTER * TPR * W (a constant offset, see sol_pipe_issue).
+template <typename T, int W, int TPR, int CLUSTER>
+__device__ __forceinline__ T* sol_pipe_out(T* yr, const SolRowSplit<T, W>& rs, int rank, int t) {
+    return yr + rs.shift + sol_vec_index<TPR, CLUSTER>(0, rank, t) * W;
 }
 
 // f(i, c, v) for each body vector i of the thread's row slice: c = its first column, v = its fp32 values.
@@ -581,6 +655,14 @@ __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
                                                               SolPipeShared<TPR, CLUSTER, typename Red::V, NRED>& sh,
                                                               int k, int it) {
     static_assert(TPR % 32 == 0, "whole warps");
+#if defined(SOL_DIAG_NO_REDUCE)  // diagnosis builds only (wrong results, benchmarks/stage_removal.py):
+    return v;                    // each thread keeps its own partial (no shuffles, barrier or exchange) ...
+#endif
+#if defined(SOL_DIAG_NO_EXCHANGE)
+    constexpr bool kExchange = false;  // ... or each CTA its own (no cross-CTA exchange)
+#else
+    constexpr bool kExchange = CLUSTER > 1;
+#endif
     const int par = it & 1;
     v = sol_warp_reduce_bcast<Red>(v);
     if constexpr (TPR > 32) {
@@ -590,7 +672,7 @@ __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
         __syncthreads();
         v = sol_warp_reduce_bcast<Red>(lane < NW ? sh.warp[par][k][lane] : Red::identity());
     }
-    if constexpr (CLUSTER > 1) {
+    if constexpr (kExchange) {
         const unsigned rank = sol_cluster_rank();
         unsigned long long* bar = &sh.bar[par][k];
         if (threadIdx.x == 0) sol_mbar_expect_tx(bar, CLUSTER * sizeof(v));
@@ -668,16 +750,21 @@ struct SolParamsRegs {
         }
     }
     __device__ __forceinline__ void load(const T* __restrict__ p, int i, int col, int N, float (&v)[W]) const {
+        if (sol_diag_no_params(v)) return;
         if (col % W == shift0) sol_unpack<T, W>(q[i], v);
         else sol_load_param<T, W>(p, col, N, v);
     }
 };
 
 // PSRC: where a pipe kernel reads its parameters. 0: global memory on every row (SolParamsGlobal), 1: shared
-// memory (SolParamsShared, kBytes of dynamic shared memory per parameter), 2: registers (SolParamsRegs).
+// memory (SolParamsShared, kBytes of dynamic shared memory per parameter), 2: registers (SolParamsRegs),
+// 3: shared memory as fp32, spread for rows at any offset (SolParamsSpread), 4: shared memory, 16-byte-aligned
+// rows only (SolParamsAligned).
 template <bool B, class A, class C> struct SolIf { using type = A; };
 template <class A, class C> struct SolIf<false, A, C> { using type = C; };
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
 using SolPipeParams = typename SolIf<PSRC == 0, SolParamsGlobal<T, W>,
-                                     typename SolIf<PSRC == 1, SolParamsShared<T, W, TPR, NV, CLUSTER>,
-                                                    SolParamsRegs<T, W, TPR, NV, CLUSTER>>::type>::type;
+                      typename SolIf<PSRC == 1, SolParamsShared<T, W, TPR, NV, CLUSTER>,
+                      typename SolIf<PSRC == 2, SolParamsRegs<T, W, TPR, NV, CLUSTER>,
+                      typename SolIf<PSRC == 3, SolParamsSpread<T, W, TPR, NV, CLUSTER>,
+                                     SolParamsAligned<T, W, TPR, NV, CLUSTER>>::type>::type>::type>::type;

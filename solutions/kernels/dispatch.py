@@ -60,6 +60,9 @@ _ELEM = {
 }
 
 WARP_ROW_MAX_ELEMS = 32      # per-thread register cache, elements (fp32 registers)
+# fp32 rows leave warp-per-row mode past 16 elements per lane: a 64-thread block per row measured faster at
+# N = 768 / 1024 on the H200 for all three ops (e.g. softmax 1024: 92% -> 96% of copy; bf16 rows did not gain)
+WARP_ROW_MAX_ELEMS_F32 = 16
 BLOCK_ROW_TARGET_ELEMS = 16  # preferred per-thread elements when a bigger block can take the rest
 WARP_MODE_THREADS = 128      # warp/sub-warp-per-row mode: 128 threads per block (4 warps)
 SUBWARP_MIN_BYTES = 32       # short rows: fewer lanes per row until each lane loads >= 2 x 16 bytes
@@ -69,23 +72,29 @@ BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, small
 # on the H200 (fp32 LayerNorm 65536: 68% / 63%, softmax 84% / 84%); 1024-thread CTAs lose (1 CTA per SM).
 CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
-PSRC_GLOBAL, PSRC_SHARED, PSRC_REGS = 0, 1, 2  # pipe kernels: where gamma/beta are read (SolPipeParams)
+# pipe kernels: where gamma/beta are read (SolPipeParams): global memory, shared memory (rows at any offset),
+# registers, shared memory as fp32 in a bank-spread layout (rows at any offset), shared memory for tensors whose
+# rows all start on 16-byte boundaries (no per-row offset branch)
+PSRC_GLOBAL, PSRC_SHARED, PSRC_REGS, PSRC_SPREAD, PSRC_ALIGNED = 0, 1, 2, 3, 4
+PSRC_IN_SHARED = (PSRC_SHARED, PSRC_SPREAD, PSRC_ALIGNED)
 REGS_PER_SM = 65536
 PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers and parameter registers
 # Pipe kernels by default: 8-CTA clusters with the fewest threads per CTA (PIPE_TPR) for which a thread holds
-# at most `max_vecs` 16-byte vectors per row buffer (softmax first tries one 512-thread CTA per row), and
-# parameters from `psrc`. Keyed by (op, element bytes, every row at one 16-byte offset). Measured on the H200
-# at 32768 / 65536 / 8192 x 50257 over clusters of 1-8 x 128-512 threads and both parameter sources
-# (docs/benchmarks/README.md): small CTAs with many vectors in flight won, except that LayerNorm rows keep
-# 4 vectors (fp32 65536: 84% of copy at 8 x 512 vs 70% at 8 x 128) but misaligned fp32 rows, whose
-# shared-memory parameters are read as 4-byte words, want more CTAs per SM (50257: 85% at 8 x 128 vs 74% at
-# 8 x 512); parameters in registers only paid for aligned fp32 RMSNorm (90% vs 88% from shared memory).
+# at most `max_vecs` 16-byte vectors per row buffer, and parameters from `psrc`. Keyed by (op, element bytes,
+# every row at one 16-byte offset). Measured on the H200 at 32768 / 65536 / 8192 x 50257 over clusters of
+# 1-8 x 128-512 threads and every parameter source (docs/benchmarks/README.md, explore_pipe/): small CTAs
+# with many vectors in flight won, except that LayerNorm rows keep 4 vectors (fp32 65536: 86% of copy at
+# 8 x 512 vs 75% at 8 x 128); misaligned fp32 LayerNorm reads its parameters from the spread fp32 layout
+# (50257: 88% vs 85% from the plain one); aligned tensors read them without the per-row offset branch
+# (bf16 RMSNorm 65536: 87.7% vs 87.1%); parameters in registers only paid for aligned fp32 RMSNorm (90% vs 89%).
+# bf16 parameters stay bf16 in shared memory: as fp32 they halve the CTAs per SM (bf16 LayerNorm 65536: 61%).
+# One 512-thread CTA per softmax row lost to 8 x 128 (bf16 50257: 82% vs 83%, 32768: 71% vs 82%).
 PIPE_TPR = (128, 256, 512)
 PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc)
-    ("layernorm", 4, True): (4, PSRC_SHARED), ("layernorm", 4, False): (13, PSRC_SHARED),
-    ("layernorm", 2, True): (4, PSRC_SHARED), ("layernorm", 2, False): (4, PSRC_SHARED),
-    ("rmsnorm", 4, True): (8, PSRC_REGS), ("rmsnorm", 4, False): (8, PSRC_SHARED),
-    ("rmsnorm", 2, True): (8, PSRC_SHARED), ("rmsnorm", 2, False): (8, PSRC_SHARED),
+    ("layernorm", 4, True): (4, PSRC_ALIGNED), ("layernorm", 4, False): (13, PSRC_SPREAD),
+    ("layernorm", 2, True): (4, PSRC_ALIGNED), ("layernorm", 2, False): (4, PSRC_SHARED),
+    ("rmsnorm", 4, True): (8, PSRC_REGS), ("rmsnorm", 4, False): (13, PSRC_SHARED),
+    ("rmsnorm", 2, True): (4, PSRC_ALIGNED), ("rmsnorm", 2, False): (8, PSRC_SHARED),
     ("softmax", 4, True): (16, PSRC_GLOBAL), ("softmax", 4, False): (16, PSRC_GLOBAL),
     ("softmax", 2, True): (16, PSRC_GLOBAL), ("softmax", 2, False): (16, PSRC_GLOBAL),
 }
@@ -115,6 +124,13 @@ def source(op: str) -> str:
     return "".join(parts)
 
 
+def _param_shared_bytes(nparams: int, nv: int, tpr: int, vec: int, ctype: str, psrc: int) -> int:
+    """Shared memory of a pipe kernel's parameters: nv column blocks of tpr + 1 vectors each, per parameter,
+    in the tensor's type (PSRC_SHARED, PSRC_ALIGNED) or as fp32 (PSRC_SPREAD)."""
+    item = 4 if ctype == "float" or psrc == PSRC_SPREAD else 2
+    return nparams * nv * (tpr + 1) * vec * item
+
+
 def _canon_dtype(dtype) -> np.dtype:
     if str(dtype) in ("bfloat16", "bf16"):
         return np.dtype(np.uint16)
@@ -139,15 +155,14 @@ class Plan:
     grid: tuple      # pipe: the most CTAs it may use (one cluster per row); launch_grid() picks fewer
     block: tuple
     nparams: int = 0  # pipe: parameter vectors (gamma, beta)
-    psrc: int = 0     # pipe: where the parameters are read (0 global, 1 shared memory, 2 registers)
+    psrc: int = 0     # pipe: where the parameters are read (PSRC_*)
 
     @property
     def shared_bytes(self) -> int:
-        """Dynamic shared memory per CTA (pipe from shared memory: SolParamsShared<...>::kBytes per parameter)."""
-        if not (self.kind == "pipe" and self.psrc == PSRC_SHARED):
+        """Dynamic shared memory per CTA (pipe, parameters in shared memory: kBytes of SolParamsShared/F32 each)."""
+        if not (self.kind == "pipe" and self.psrc in PSRC_IN_SHARED):
             return 0
-        item = 4 if self.ctype == "float" else 2
-        return self.nparams * self.nv * (self.tpr + 1) * self.vec * item
+        return _param_shared_bytes(self.nparams, self.nv, self.tpr, self.vec, self.ctype, self.psrc)
 
     @property
     def name(self) -> str:
@@ -208,17 +223,22 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if n * t * c < nvec:
             raise ValueError(f"nv={n} x {c} x {t} threads cannot hold the {nvec} vectors of a row")
         npar = NPARAMS[op]
-        shared = npar * n * (t + 1) * vec * itemsize
         src = psrc if psrc is not None else default_src
         if src is None:  # registers when every row shares one offset and they fit, else shared memory
             src = PSRC_REGS if N % vec == 0 and (2 + npar) * 4 * n + PIPE_SPARE_REGS <= min(255, REGS_PER_SM // t) \
-                else PSRC_SHARED if shared <= MAX_DYNAMIC_SHARED else PSRC_GLOBAL
+                else (PSRC_ALIGNED if N % vec == 0 else PSRC_SPREAD)
+            if _param_shared_bytes(npar, n, t, vec, ctype, src) > MAX_DYNAMIC_SHARED:
+                src = PSRC_GLOBAL
         if npar == 0:
             src = PSRC_GLOBAL
+        if src == PSRC_ALIGNED and N % vec:
+            raise ValueError(f"psrc={PSRC_ALIGNED} (aligned parameter vectors) needs every row on a 16-byte boundary; "
+                             f"N={N} is not a multiple of {vec}")
+        shared = _param_shared_bytes(npar, n, t, vec, ctype, src)
         regs = (2 + (npar if src == PSRC_REGS else 0)) * 4 * n + PIPE_SPARE_REGS  # 2 row buffers (+ parameters)
         if regs > min(255, REGS_PER_SM // t):
             raise ValueError(f"N={N} needs ~{regs} registers per thread at {c} x {t} threads per row")
-        if src == PSRC_SHARED and shared > MAX_DYNAMIC_SHARED:
+        if src in PSRC_IN_SHARED and shared > MAX_DYNAMIC_SHARED:
             raise ValueError(f"{shared} bytes of parameters do not fit one CTA's shared memory")
         return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src)
 
@@ -242,7 +262,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         return cached(tpr, rpb or (WARP_MODE_THREADS // tpr if tpr <= 32 else 1))
 
     if kind in (None, "cached"):
-        if nvec * vec <= 32 * WARP_ROW_MAX_ELEMS:
+        if nvec * vec <= 32 * (WARP_ROW_MAX_ELEMS_F32 if ctype == "float" else WARP_ROW_MAX_ELEMS):
             # Short rows: 32, 16 or 8 lanes per row so each lane still holds >= 16 elements (fewer
             # shuffle rounds per byte; 4 x 16-byte loads in flight per fp32 lane).
             t = 32
@@ -269,7 +289,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             return stream()
         if kind is None and allow_cluster and vec > 1:
             max_vecs, src = PIPE_TUNING[(op, itemsize, N % vec == 0)]
-            for c, t in ((1, 512),) * (op == "softmax") + tuple((MAX_CLUSTER, t) for t in PIPE_TPR):
+            for c, t in ((MAX_CLUSTER, t) for t in PIPE_TPR):
                 if -(-nvec // (c * t)) <= max_vecs:
                     try:
                         return pipe(c, t, src)

@@ -128,7 +128,7 @@ rmsnorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* _
 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows); gamma from PSRC (SolPipeParams: 0 global, 1 shared
-// memory, 2 registers). Dynamic shared memory: SolPipeParams<...>::kBytes.
+// memory, 2 registers, 3/4 fp32 shared memory). Dynamic shared memory: SolPipeParams<...>::kBytes.
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
@@ -142,16 +142,18 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC> pg;
     pg.setup(gamma, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
              rank, t, N);
-    if constexpr (PSRC == 1) __syncthreads();
+    if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
+    const float inv_n = 1.0f / N;
     sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, sh, [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
+        T* yb = sol_pipe_out<T, W, TPR, CLUSTER>(yr, rs, rank, t);
         float sq = ex * ex;  // ex = 0 on threads without a head/tail element
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
 #pragma unroll
             for (int k = 0; k < W; ++k) sq = fmaf(v[k], v[k], sq);
         });
-        const float rrms = rsqrtf(sol_pipe_allreduce<SolRedSum>(sq, sh, 0, it) / N + eps);
+        const float rrms = rsqrtf(sol_pipe_allreduce<SolRedSum>(sq, sh, 0, it) * inv_n + eps);
         if (rank == 0 && t < rs.extras) {
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, ex * rrms * sol_to_f32(SOL_LDG(gamma + e)));
@@ -161,7 +163,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
             pg.load(gamma, i, c, N, g);
 #pragma unroll
             for (int k = 0; k < W; ++k) o[k] = v[k] * rrms * g[k];
-            sol_store<T, W, false, true>(yr + c, o);
+            sol_store<T, W, false, true>(yb + i * (CLUSTER * TPR * W), o);
         });
     });
 }

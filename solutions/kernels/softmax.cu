@@ -180,6 +180,7 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
                                           [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
+        T* yb = sol_pipe_out<T, W, TPR, CLUSTER>(yr, rs, rank, t);
         float mx = ex;  // -inf on threads without a head/tail element
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
 #pragma unroll
@@ -195,11 +196,11 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
         });
         const float inv = 1.0f / sol_pipe_allreduce<SolRedSum>(sum, sh, 1, it);
         if (rank == 0 && t < rs.extras) sol_from_f32(yr + rs.extra_index(t), ee * inv);
-        sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int c, const float (&v)[W]) {
+        sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int i, int, const float (&v)[W]) {
             float o[W];
 #pragma unroll
             for (int k = 0; k < W; ++k) o[k] = exp2f(fmaf(v[k], SOL_LOG2E, -mx_l2)) * inv;
-            sol_store<T, W, false, true>(yr + c, o);
+            sol_store<T, W, false, true>(yb + i * (CLUSTER * TPR * W), o);
         });
     });
 }

@@ -96,18 +96,24 @@ def test_plan_covers_row_within_register_budget(op, dtype, N):
 
 
 def test_plan_paths_by_row_length():
-    assert plan("layernorm", 8, 768, "float32").tpr == 32            # warp per row
+    assert plan("layernorm", 8, 512, "float32").tpr == 32            # warp per row
+    assert plan("softmax", 8, 1024, "float32").tpr == 64             # fp32 past 16 elements a lane: 64-thread block
+    assert plan("softmax", 8, 1024, "bf16").tpr == 32                # bf16: warp per row up to 32 a lane
     assert plan("layernorm", 8, 256, "bf16").tpr == 16               # half a warp per row, 8 rows/block
     assert plan("layernorm", 8, 256, "bf16").rpb == 8
     assert plan("layernorm", 8, 4096, "float32").tpr > 32            # block per row
     # rows too long for a 512-thread block: pipelined persistent clusters (sm_90), shapes from PIPE_TUNING
     p = plan("layernorm", 8, 65536, "float32")
-    assert (p.kind, p.cluster, p.tpr, p.nv, p.psrc) == ("pipe", 8, 512, 4, dispatch.PSRC_SHARED)
+    assert (p.kind, p.cluster, p.tpr, p.nv, p.psrc) == ("pipe", 8, 512, 4, dispatch.PSRC_ALIGNED)
     assert p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16 <= dispatch.MAX_DYNAMIC_SHARED
+    p = plan("layernorm", 8, 65536, "bf16")                          # bf16 parameters stay bf16 in shared memory
+    assert p.psrc == dispatch.PSRC_ALIGNED and p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16
+    p = plan("layernorm", 8, 50257, "float32")                       # rows at every offset: spread fp32 layout
+    assert p.psrc == dispatch.PSRC_SPREAD and p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16
     p = plan("rmsnorm", 8, 65536, "float32")                         # aligned fp32 RMSNorm: gamma in registers
     assert (p.kind, p.tpr, p.nv, p.psrc, p.shared_bytes) == ("pipe", 256, 8, dispatch.PSRC_REGS, 0)
     assert plan("rmsnorm", 8, 50257, "float32").psrc == dispatch.PSRC_SHARED  # rows at every offset
-    assert plan("softmax", 8, 50257, "bf16").cluster == 1            # softmax tries one 512-thread CTA first
+    assert plan("softmax", 8, 50257, "bf16").cluster == 8
     assert plan("softmax", 8, 50257, "float32").cluster == 8
     assert plan("softmax", 8, 65536, "bf16").kind == "stream"        # 128 KB rows: the re-read hits L2
     assert plan("layernorm", 8, 262144, "float32").kind == "cluster"  # too long for a pipe buffer
@@ -271,16 +277,21 @@ def test_cpu_emulator_memcheck_racecheck_misaligned_rows(op, monkeypatch):
 def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, dtype, monkeypatch):
     """Pipelined persistent kernel (one CTA per row here; clusters need a GPU): 3 CTAs loop over M rows while
     the next row's loads are in flight, odd and even row counts (the loop is unrolled by two), parameters in
-    global memory, shared memory and registers; N = 1029 / 131 rows start at every 16-byte offset, where the
-    register copy (filled for the first row's offset) must fall back to global memory."""
+    global memory, shared memory (the tensor's type; fp32 spread; fp32 vectors, aligned rows only) and registers;
+    N = 1029 / 131 rows start at every 16-byte offset, where the register copy (filled for the first row's
+    offset) must fall back to global memory."""
     kernels = _cpu_backend_or_skip()
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
     rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=3)
     rng = np.random.default_rng(12)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
     for M, N, tpr in ((7, 1029, 64), (8, 1024, 128), (2, 131, 32), (4, 131, 32)):
-        for psrc in ((0, 1, 2) if op != "softmax" else (None,)):
+        for psrc in ((0, 1, 2, 3, 4) if op != "softmax" else (None,)):
             config = {"tpr": tpr, "psrc": psrc}
+            if psrc == dispatch.PSRC_ALIGNED and N % (8 if dtype == "bf16" else 4):
+                with pytest.raises(ValueError, match="16-byte boundary"):  # rows at other offsets
+                    rk.plan(op, M, N, np_dtype, kind="pipe", **config)
+                continue
             p = rk.plan(op, M, N, np_dtype, kind="pipe", **config)
             assert p.kind == "pipe" and rk.launch_grid(p) == min(M, 3)
             stored, exact = make_case(op, M, N, dtype, rng)
@@ -373,7 +384,7 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
             stored, exact = make_case(op, M, N, dtype, rng)
             x, *params = [cp.asarray(a) for a in stored]
             for c, t in PIPE_SHAPES:
-                for psrc in ((0, 1, 2) if op != "softmax" else (None,)):
+                for psrc in ((0, 1, 2, 3, 4) if op != "softmax" else (None,)):
                     config = {"cluster": c, "tpr": t, "psrc": psrc}
                     try:
                         p = rk.plan(op, M, N, np_dtype, kind="pipe", **config)

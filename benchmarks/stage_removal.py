@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""Stage-removal diagnosis: how much do parameter reads (gamma, beta) cost the long-row norm kernels? (GPU only)
+"""Stage-removal diagnosis: what does each stage of the reference kernels cost? (GPU only)
 
-Builds the reference kernels two ways and times the same default launch of each shape side by side
-(same Timer as speed_of_light.py: CUDA events, L2 flushed before every launch, median):
-  default       the shipped build
-  no-params     gamma/beta not read from global memory (-DSOL_DIAG_NO_PARAMS): wrong results, timing only --
-                the cost of the parameter reads is default - no-params (the pipe kernels read them from
-                shared memory or registers, which this build leaves as is)
-Softmax (no parameters) is timed as a control. The default build is verified against float64 first.
-(docs/benchmarks/param_traffic_before_persist.txt also has an "x-no-L1" column: x read with
-ld.global.nc.L1::no_allocate, measured no better and removed; its code is in commit 1cce242.)
+Builds the reference kernels several ways and times the same default launch of each shape side by side
+(same Timer as speed_of_light.py: CUDA events, L2 flushed before every launch, median). Every build but
+the default computes wrong results on purpose; the differences in time are the stages' costs:
+  default       the shipped build (verified against float64 first)
+  no-params     gamma/beta never read (-DSOL_DIAG_NO_PARAMS): global, shared memory and register copies alike
+  no-exchange   pipe kernels: each CTA keeps its own partial statistics, no cross-CTA exchange through
+                distributed shared memory (-DSOL_DIAG_NO_EXCHANGE)
+  no-reduce     pipe kernels: each thread keeps its own partial statistics, no shuffles, block barrier or
+                exchange (-DSOL_DIAG_NO_REDUCE)
+Softmax (no parameters) is the control of no-params. What remains in no-reduce is loading, arithmetic and
+storing: where it is still under the copy ceiling, the row's own instructions and latency are the limit.
+(Named param_traffic.py until the no-exchange / no-reduce builds were added. docs/benchmarks/
+param_traffic_before_persist.txt also has an "x-no-L1" column: x read with ld.global.nc.L1::no_allocate,
+measured no better and removed; its code is in commit 1cce242.)
 
-    python benchmarks/param_traffic.py [--ns 8192,16384,32768,65536] [--ops layernorm,rmsnorm,softmax]
+    python benchmarks/stage_removal.py [--ns 8192,16384,32768,65536] [--ops layernorm,rmsnorm,softmax]
 """
 from __future__ import annotations
 
@@ -26,7 +31,8 @@ from speed_of_light import TOL, Timer, as_f64, copy_gbps, from_torch, make_input
 
 from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
 
-BUILDS = {"default": (), "no-params": ("-DSOL_DIAG_NO_PARAMS",)}
+BUILDS = {"default": (), "no-params": ("-DSOL_DIAG_NO_PARAMS",), "no-exchange": ("-DSOL_DIAG_NO_EXCHANGE",),
+          "no-reduce": ("-DSOL_DIAG_NO_REDUCE",)}
 VERIFIED = ("default",)
 
 
