@@ -380,6 +380,7 @@ __device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col,
 template <typename T, int W>
 struct SolParamsGlobal {
     static constexpr int kBytes = 0;
+    __device__ __forceinline__ void row(int) {}  // per-row state: none
     __device__ __forceinline__ void setup(const T* __restrict__, T*, const SolRowSplit<T, W>&, int, int, int) {}
     __device__ __forceinline__ void load(const T* __restrict__ p, int, int col, int N, float (&v)[W]) const {
         sol_load_param<T, W>(p, col, N, v);
@@ -400,6 +401,7 @@ struct SolParamsShared {
     T* s;      // NV blocks of kBlock elements
     int rank;
 
+    __device__ __forceinline__ void row(int) {}  // per-row state: none
     // (pipe kernels) the caller syncs the block before the first load().
     __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int,
                                           int N) {
@@ -467,6 +469,7 @@ struct SolParamsAligned {
     static constexpr int kBytes = NV * kBlock * (int)sizeof(T);
     SolParamsShared<T, W, TPR, NV, CLUSTER> sh;  // same layout and fill
 
+    __device__ __forceinline__ void row(int) {}  // per-row state: none
     __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>& rs, int r,
                                           int t, int N) {
         sh.setup(p, smem, rs, r, t, N);
@@ -484,11 +487,13 @@ struct SolParamsSpread {
     static constexpr int kBytes = NV * kBlock * 4;
     float* s;  // NV blocks of kBlock floats
     int rank;
+    unsigned t, shift;  // this thread; the current row's shift (row(), as in SolParamPairs)
 
-    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int,
+    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int tt,
                                           int N) {
         s = reinterpret_cast<float*>(smem);
         rank = r;
+        t = tt;
 #pragma unroll 1
         for (int i = 0; i < NV; ++i) {
             const int b = (i * CLUSTER + rank) * TPR * W;  // column of sol_vec_index(i, rank, 0)
@@ -501,12 +506,101 @@ struct SolParamsSpread {
             }
         }
     }
-    __device__ __forceinline__ void load(const T* __restrict__, int i, int col, int, float (&v)[W]) const {
+    __device__ __forceinline__ void row(int row_shift) { shift = row_shift; }
+    __device__ __forceinline__ void load(const T* __restrict__, int i, int, int, float (&v)[W]) const {
         if (sol_diag_no_params(v)) return;
-        const float* blk = s + i * kBlock;
-        const int off = col - (i * CLUSTER + rank) * TPR * W;  // shift + t * W
+        const float* base = s + i * kBlock + shift * (TPR + 1) + t;  // as SolParamPairs::load
+        const float* wrap = base + 1 - W * (TPR + 1);
 #pragma unroll
-        for (int k = 0; k < W; ++k) v[k] = blk[((off + k) % W) * (TPR + 1) + (off + k) / W];
+        for (int k = 0; k < W; ++k) v[k] = (shift >= (unsigned)(W - k) ? wrap : base)[k * (TPR + 1)];
+    }
+};
+
+// Compile-time choice of a type (std::conditional without <type_traits>, which NVRTC may lack).
+template <bool B, class A, class C> struct SolIf { using type = A; };
+template <class A, class C> struct SolIf<false, A, C> { using type = C; };
+
+// LayerNorm's two parameters through one interface: setup(gamma, beta, smem, rs, rank, t, N) once, then
+// load(gamma, beta, i, col, N, g, b). SolParamsTwo: each from its own source P (SolPipeParams).
+template <typename T, class P>
+struct SolParamsTwo {
+    static constexpr int kBytes = 2 * P::kBytes;
+    P pg, pb;
+    template <class RS>
+    __device__ __forceinline__ void setup(const T* __restrict__ gamma, const T* __restrict__ beta, T* smem,
+                                          const RS& rs, int rank, int t, int N) {
+        pg.setup(gamma, smem, rs, rank, t, N);
+        pb.setup(beta, smem + P::kBytes / sizeof(T), rs, rank, t, N);
+    }
+    __device__ __forceinline__ void row(int row_shift) {
+        pg.row(row_shift);
+        pb.row(row_shift);
+    }
+    template <int W>
+    __device__ __forceinline__ void load(const T* __restrict__ gamma, const T* __restrict__ beta, int i, int col,
+                                         int N, float (&g)[W], float (&b)[W]) const {
+        pg.load(gamma, i, col, N, g);
+        pb.load(beta, i, col, N, b);
+    }
+};
+
+// SolParamPairs: gamma and beta of a column side by side in one word (bf16: one 32-bit word, fp32: a float2),
+// in the bank-spread layout of SolParamsSpread. Rows at any offset read a column's two parameters with one
+// conflict-free load and no funnel shifts: W loads per vector for both, where the plain layout needs 8-10
+// word loads, 8 shifts and a branch on the row's offset (bf16 LayerNorm 8192 x 50257 ran at 66% of copy
+// with those and at 82% with no parameter reads at all). Same bytes as two bf16 / fp32 copies.
+template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
+struct SolParamPairs {
+    using Word = typename SolIf<sizeof(T) == 2, unsigned, float2>::type;
+    static constexpr int kBlock = (TPR + 1) * W;  // words per column block (one spare chunk, as above)
+    static constexpr int kBytes = NV * kBlock * (int)sizeof(Word);
+    Word* s;  // NV blocks of kBlock words
+    int rank;
+    unsigned t, shift;  // this thread; the current row's shift (row())
+
+    __device__ __forceinline__ static Word pack(T g, T b) {
+        if constexpr (sizeof(T) == 2) return (unsigned)g | ((unsigned)b << 16);
+        else return make_float2(g, b);
+    }
+    template <class RS>
+    __device__ __forceinline__ void setup(const T* __restrict__ gamma, const T* __restrict__ beta, T* smem,
+                                          const RS&, int r, int tt, int N) {
+        s = reinterpret_cast<Word*>(smem);
+        rank = r;
+        t = tt;
+#pragma unroll 1
+        for (int i = 0; i < NV; ++i) {
+            const int b0 = (i * CLUSTER + rank) * TPR * W;  // column of sol_vec_index(i, rank, 0)
+            for (int u = threadIdx.x; u <= TPR; u += TPR) {
+#pragma unroll
+                for (int k = 0; k < W; ++k) {
+                    const int c = b0 + u * W + k;
+                    s[i * kBlock + k * (TPR + 1) + u] = c < N ? pack(gamma[c], beta[c]) : pack(T(0), T(0));
+                }
+            }
+        }
+    }
+    // Once per row, before its loads: the word positions depend only on the row's shift and the thread, so
+    // they are computed once for all of the thread's vectors (from `col` the compiler redid them per vector).
+    __device__ __forceinline__ void row(int row_shift) { shift = row_shift; }
+    __device__ __forceinline__ void load(const T* __restrict__, const T* __restrict__, int i, int, int,
+                                         float (&g)[W], float (&b)[W]) const {
+        if (sol_diag_no_params(g) && sol_diag_no_params(b)) return;
+        // column shift + t * W + k is value (shift + k) % W of chunk t + (shift + k) / W: base + k * (TPR + 1)
+        // before the wrap, one chunk on and W planes back after it (a select per k, offsets immediate)
+        const Word* base = s + i * kBlock + shift * (TPR + 1) + t;
+        const Word* wrap = base + 1 - W * (TPR + 1);
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+            const Word w = (shift >= (unsigned)(W - k) ? wrap : base)[k * (TPR + 1)];
+            if constexpr (sizeof(T) == 2) {
+                g[k] = sol_bf16_lo(w);
+                b[k] = sol_bf16_hi(w);
+            } else {
+                g[k] = w.x;
+                b[k] = w.y;
+            }
+        }
     }
 };
 
@@ -738,6 +832,7 @@ struct SolParamsRegs {
     static constexpr int kBytes = 0;
     uint4 q[NV];
     int shift0;
+    __device__ __forceinline__ void row(int) {}  // per-row state: none
     __device__ __forceinline__ void setup(const T* __restrict__ p, T*, const SolRowSplit<T, W>& rs, int rank, int t,
                                           int N) {
         shift0 = rs.shift;
@@ -759,9 +854,7 @@ struct SolParamsRegs {
 // PSRC: where a pipe kernel reads its parameters. 0: global memory on every row (SolParamsGlobal), 1: shared
 // memory (SolParamsShared, kBytes of dynamic shared memory per parameter), 2: registers (SolParamsRegs),
 // 3: shared memory as fp32, spread for rows at any offset (SolParamsSpread), 4: shared memory, 16-byte-aligned
-// rows only (SolParamsAligned).
-template <bool B, class A, class C> struct SolIf { using type = A; };
-template <class A, class C> struct SolIf<false, A, C> { using type = C; };
+// rows only (SolParamsAligned). 5 (LayerNorm): gamma/beta pairs in shared memory (SolParamPairs).
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
 using SolPipeParams = typename SolIf<PSRC == 0, SolParamsGlobal<T, W>,
                       typename SolIf<PSRC == 1, SolParamsShared<T, W, TPR, NV, CLUSTER>,

@@ -74,9 +74,10 @@ CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
 # pipe kernels: where gamma/beta are read (SolPipeParams): global memory, shared memory (rows at any offset),
 # registers, shared memory as fp32 in a bank-spread layout (rows at any offset), shared memory for tensors whose
-# rows all start on 16-byte boundaries (no per-row offset branch)
-PSRC_GLOBAL, PSRC_SHARED, PSRC_REGS, PSRC_SPREAD, PSRC_ALIGNED = 0, 1, 2, 3, 4
-PSRC_IN_SHARED = (PSRC_SHARED, PSRC_SPREAD, PSRC_ALIGNED)
+# rows all start on 16-byte boundaries (no per-row offset branch); LayerNorm only: gamma/beta pairs side by side
+# in the bank-spread layout (one load per column at any offset, SolParamPairs)
+PSRC_GLOBAL, PSRC_SHARED, PSRC_REGS, PSRC_SPREAD, PSRC_ALIGNED, PSRC_PAIRS = 0, 1, 2, 3, 4, 5
+PSRC_IN_SHARED = (PSRC_SHARED, PSRC_SPREAD, PSRC_ALIGNED, PSRC_PAIRS)
 REGS_PER_SM = 65536
 PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers and parameter registers
 # Pipe kernels by default: 8-CTA clusters with the fewest threads per CTA (PIPE_TPR) for which a thread holds
@@ -84,15 +85,16 @@ PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers an
 # every row at one 16-byte offset). Measured on the H200 at 32768 / 65536 / 8192 x 50257 over clusters of
 # 1-8 x 128-512 threads and every parameter source (docs/benchmarks/README.md, explore_pipe/): small CTAs
 # with many vectors in flight won, except that LayerNorm rows keep 4 vectors (fp32 65536: 86% of copy at
-# 8 x 512 vs 75% at 8 x 128); misaligned fp32 LayerNorm reads its parameters from the spread fp32 layout
-# (50257: 88% vs 85% from the plain one); aligned tensors read them without the per-row offset branch
-# (bf16 RMSNorm 65536: 87.7% vs 87.1%); parameters in registers only paid for aligned fp32 RMSNorm (90% vs 89%).
+# 8 x 512 vs 75% at 8 x 128); misaligned LayerNorm reads gamma/beta pairs (8192 x 50257: fp32 89.6% vs 84.8%
+# from the plain layout, bf16 71.6% at 8 x 128 vs 66.5% at 8 x 256); aligned tensors read them without the
+# per-row offset branch (bf16 RMSNorm 65536: 87.7% vs 87.1%); parameters in registers only paid for aligned
+# fp32 RMSNorm (90% vs 89%).
 # bf16 parameters stay bf16 in shared memory: as fp32 they halve the CTAs per SM (bf16 LayerNorm 65536: 61%).
 # One 512-thread CTA per softmax row lost to 8 x 128 (bf16 50257: 82% vs 83%, 32768: 71% vs 82%).
 PIPE_TPR = (128, 256, 512)
 PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc)
-    ("layernorm", 4, True): (4, PSRC_ALIGNED), ("layernorm", 4, False): (13, PSRC_SPREAD),
-    ("layernorm", 2, True): (4, PSRC_ALIGNED), ("layernorm", 2, False): (4, PSRC_SHARED),
+    ("layernorm", 4, True): (4, PSRC_ALIGNED), ("layernorm", 4, False): (13, PSRC_PAIRS),
+    ("layernorm", 2, True): (4, PSRC_ALIGNED), ("layernorm", 2, False): (8, PSRC_PAIRS),
     ("rmsnorm", 4, True): (8, PSRC_REGS), ("rmsnorm", 4, False): (13, PSRC_SHARED),
     ("rmsnorm", 2, True): (4, PSRC_ALIGNED), ("rmsnorm", 2, False): (8, PSRC_SHARED),
     ("softmax", 4, True): (16, PSRC_GLOBAL), ("softmax", 4, False): (16, PSRC_GLOBAL),
@@ -126,7 +128,7 @@ def source(op: str) -> str:
 
 def _param_shared_bytes(nparams: int, nv: int, tpr: int, vec: int, ctype: str, psrc: int) -> int:
     """Shared memory of a pipe kernel's parameters: nv column blocks of tpr + 1 vectors each, per parameter,
-    in the tensor's type (PSRC_SHARED, PSRC_ALIGNED) or as fp32 (PSRC_SPREAD)."""
+    in the tensor's type (PSRC_SHARED, PSRC_ALIGNED, PSRC_PAIRS) or as fp32 (PSRC_SPREAD)."""
     item = 4 if ctype == "float" or psrc == PSRC_SPREAD else 2
     return nparams * nv * (tpr + 1) * vec * item
 
@@ -231,6 +233,8 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
                 src = PSRC_GLOBAL
         if npar == 0:
             src = PSRC_GLOBAL
+        if src == PSRC_PAIRS and npar != 2:
+            raise ValueError(f"psrc={PSRC_PAIRS} (parameter pairs) is for LayerNorm's gamma and beta, not {op}")
         if src == PSRC_ALIGNED and N % vec:
             raise ValueError(f"psrc={PSRC_ALIGNED} (aligned parameter vectors) needs every row on a 16-byte boundary; "
                              f"N={N} is not a multiple of {vec}")

@@ -149,24 +149,23 @@ layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
 // elements, which every warp computes alike from one prefetched element per lane. var = E[d^2] - E[d]^2 loses
 // ~(K - mean)^2 / var ulps of var to cancellation: a few for typical rows, unlike E[x^2] - E[x]^2; a single
 // sample as K (the fp32 cluster kernel) would lose up to N ulps when that sample is an outlier.
-// gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers, 3/4 fp32 shared memory).
-// Dynamic shared memory: 2 * SolPipeParams<...>::kBytes.
+// gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers, 3 spread fp32, 4 aligned rows;
+// 5: the pairs of SolParamPairs). Dynamic shared memory: P::kBytes (dispatch.Plan.shared_bytes).
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                       T* __restrict__ y, int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
-    using P = SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>;
+    using P = typename SolIf<PSRC == 5, SolParamPairs<T, W, TPR, NV, CLUSTER>,
+                             SolParamsTwo<T, SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>>>::type;
     __shared__ SolPipeShared<TPR, CLUSTER, float2> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
     const long long first = blockIdx.x / CLUSTER;
-    const SolRowSplit<T, W> rs0(x + (first < M ? first : 0) * N, N);
-    T* smem = reinterpret_cast<T*>(sol_param_smem);
-    P pg, pb;
-    pg.setup(gamma, smem, rs0, rank, t, N);
-    pb.setup(beta, smem + P::kBytes / sizeof(T), rs0, rank, t, N);
+    P pp;
+    pp.setup(gamma, beta, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
+             rank, t, N);
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
     const float inv_n = 1.0f / N, inv_head = 1.0f / min(N, 32);  // reciprocals once, not two divisions a row
     sol_pipe_rows<T, W, TPR, NV, CLUSTER, true>(x, M, N, 0.0f, sh,
@@ -194,10 +193,10 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
             sol_from_f32(yr + e, fmaf((ex - mean) * rstd, sol_to_f32(SOL_LDG(gamma + e)), sol_to_f32(SOL_LDG(beta + e))));
         }
         const float nmr = -mean * rstd;
+        pp.row(rs.shift);
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int i, int c, const float (&v)[W]) {
             float g[W], b[W], o[W];
-            pg.load(gamma, i, c, N, g);
-            pb.load(beta, i, c, N, b);
+            pp.load(gamma, beta, i, c, N, g, b);
 #pragma unroll
             for (int k = 0; k < W; ++k) {
                 // bf16: x * rstd - mean * rstd, one FFMA instead of a subtraction and a product (measured +1-1.4

@@ -134,6 +134,7 @@ __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
                     int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
+    static_assert(PSRC >= 0 && PSRC <= 4, "parameter pairs (PSRC 5) are LayerNorm's");
     __shared__ SolPipeShared<TPR, CLUSTER, float> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = sol_cta_rank<CLUSTER>();
@@ -158,6 +159,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, ex * rrms * sol_to_f32(SOL_LDG(gamma + e)));
         }
+        pg.row(rs.shift);
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int i, int c, const float (&v)[W]) {
             float g[W], o[W];
             pg.load(gamma, i, c, N, g);

@@ -108,8 +108,10 @@ def test_plan_paths_by_row_length():
     assert p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16 <= dispatch.MAX_DYNAMIC_SHARED
     p = plan("layernorm", 8, 65536, "bf16")                          # bf16 parameters stay bf16 in shared memory
     assert p.psrc == dispatch.PSRC_ALIGNED and p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16
-    p = plan("layernorm", 8, 50257, "float32")                       # rows at every offset: spread fp32 layout
-    assert p.psrc == dispatch.PSRC_SPREAD and p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16
+    p = plan("layernorm", 8, 50257, "float32")                       # rows at every offset: gamma/beta pairs
+    assert p.psrc == dispatch.PSRC_PAIRS and p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16
+    p = plan("layernorm", 8, 50257, "bf16")
+    assert (p.psrc, p.tpr, p.shared_bytes) == (dispatch.PSRC_PAIRS, 128, 2 * p.nv * (p.tpr + 1) * 16)
     p = plan("rmsnorm", 8, 65536, "float32")                         # aligned fp32 RMSNorm: gamma in registers
     assert (p.kind, p.tpr, p.nv, p.psrc, p.shared_bytes) == ("pipe", 256, 8, dispatch.PSRC_REGS, 0)
     assert plan("rmsnorm", 8, 50257, "float32").psrc == dispatch.PSRC_SHARED  # rows at every offset
@@ -142,6 +144,8 @@ def test_plan_rejects_bad_requests():
         plan("rmsnorm", 4, 32768, "float32", kind="pipe", cluster=1, tpr=1024)
     with pytest.raises(ValueError):  # a forced nv must still cover the row
         plan("rmsnorm", 4, 32768, "float32", kind="pipe", cluster=8, tpr=128, nv=4)
+    with pytest.raises(ValueError, match="LayerNorm"):  # parameter pairs: gamma and beta only
+        plan("rmsnorm", 8, 65536, "float32", kind="pipe", cluster=8, tpr=256, psrc=dispatch.PSRC_PAIRS)
 
 
 def test_bf16_bits_round_to_nearest_even_and_keep_nan():
@@ -277,16 +281,16 @@ def test_cpu_emulator_memcheck_racecheck_misaligned_rows(op, monkeypatch):
 def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, dtype, monkeypatch):
     """Pipelined persistent kernel (one CTA per row here; clusters need a GPU): 3 CTAs loop over M rows while
     the next row's loads are in flight, odd and even row counts (the loop is unrolled by two), parameters in
-    global memory, shared memory (the tensor's type; fp32 spread; fp32 vectors, aligned rows only) and registers;
-    N = 1029 / 131 rows start at every 16-byte offset, where the register copy (filled for the first row's
-    offset) must fall back to global memory."""
+    global memory, registers and shared memory (the tensor's type; fp32 spread; aligned rows only; LayerNorm's
+    gamma/beta pairs); N = 1029 / 131 rows start at every 16-byte offset, where the register copy (filled for
+    the first row's offset) must fall back to global memory."""
     kernels = _cpu_backend_or_skip()
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
     rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=3)
     rng = np.random.default_rng(12)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
     for M, N, tpr in ((7, 1029, 64), (8, 1024, 128), (2, 131, 32), (4, 131, 32)):
-        for psrc in ((0, 1, 2, 3, 4) if op != "softmax" else (None,)):
+        for psrc in {"layernorm": (0, 1, 2, 3, 4, 5), "rmsnorm": (0, 1, 2, 3, 4)}.get(op, (None,)):
             config = {"tpr": tpr, "psrc": psrc}
             if psrc == dispatch.PSRC_ALIGNED and N % (8 if dtype == "bf16" else 4):
                 with pytest.raises(ValueError, match="16-byte boundary"):  # rows at other offsets
@@ -384,7 +388,7 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
             stored, exact = make_case(op, M, N, dtype, rng)
             x, *params = [cp.asarray(a) for a in stored]
             for c, t in PIPE_SHAPES:
-                for psrc in ((0, 1, 2, 3, 4) if op != "softmax" else (None,)):
+                for psrc in {"layernorm": (0, 1, 2, 3, 4, 5), "rmsnorm": (0, 1, 2, 3, 4)}.get(op, (None,)):
                     config = {"cluster": c, "tpr": t, "psrc": psrc}
                     try:
                         p = rk.plan(op, M, N, np_dtype, kind="pipe", **config)
