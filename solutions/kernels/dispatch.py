@@ -5,8 +5,8 @@ common.cuh, and ``source(op)`` joins common.cuh + <op>.cu into the program every
 Which template instance runs depends on the row length N and the dtype, the way fast norm/softmax
 libraries dispatch:
 
-* ``cached``  N <= 1024: one warp (or 16 / 8 lanes) per row, several rows per 128-thread block; longer
-  rows: one block per row. The row
+* ``cached``  short rows (bf16 N <= 1024, fp32 N <= 512): one warp (or 16 / 8 lanes) per row, several rows
+  per 128-thread block; longer rows: one block per row (from 64 threads). The row
   stays in registers, so x is read once and y written once. Elements per thread are kept <= 16 with up
   to 512 threads, then <= 32 (512, then 1024 threads; no spills, checked with ptxas -v).
 * ``pipe``    (sm_90+) rows too long for a 512-thread block: persistent clusters (as many as fit at once,
