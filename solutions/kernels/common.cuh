@@ -481,18 +481,21 @@ struct SolParamsAligned {
     }
 };
 
-template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
-struct SolParamsSpread {
-    static constexpr int kBlock = (TPR + 1) * W;  // floats per column block (one spare chunk, as above)
-    static constexpr int kBytes = NV * kBlock * 4;
-    float* s;  // NV blocks of kBlock floats
-    int rank;
-    unsigned t, shift;  // this thread; the current row's shift (row(), as in SolParamPairs)
+// The bank-spread layout of SolParamsSpread and SolParamPairs: one Word per column; word k of the thread's
+// vector i of the current row (row() sets its shift) is column shift + t * W + k, i.e. value (shift + k) % W
+// of chunk t + (shift + k) / W: base + k * (TPR + 1) before the wrap, one chunk on and W planes back after it
+// (a select per k, offsets immediate; computing the position from the column redid it for every vector).
+template <class Word, int W, int TPR, int NV, int CLUSTER>
+struct SolSpreadWords {
+    static constexpr int kBlock = (TPR + 1) * W;  // words per column block (one spare chunk, as above)
+    static constexpr int kBytes = NV * kBlock * (int)sizeof(Word);
+    Word* s;  // NV blocks of kBlock words
+    unsigned t, shift;  // this thread; the current row's shift
 
-    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int tt,
-                                          int N) {
-        s = reinterpret_cast<float*>(smem);
-        rank = r;
+    // word(c): the Word of column c < N (columns past N get `zero`); every thread of the CTA fills its part
+    template <class F>
+    __device__ __forceinline__ void fill(void* smem, int rank, int tt, int N, Word zero, F word) {
+        s = reinterpret_cast<Word*>(smem);
         t = tt;
 #pragma unroll 1
         for (int i = 0; i < NV; ++i) {
@@ -501,18 +504,30 @@ struct SolParamsSpread {
 #pragma unroll
                 for (int k = 0; k < W; ++k) {
                     const int c = b + u * W + k;
-                    s[i * kBlock + k * (TPR + 1) + u] = c < N ? sol_to_f32(p[c]) : 0.0f;
+                    s[i * kBlock + k * (TPR + 1) + u] = c < N ? word(c) : zero;
                 }
             }
         }
     }
     __device__ __forceinline__ void row(int row_shift) { shift = row_shift; }
+    template <class G>  // g(k, word) for k < W
+    __device__ __forceinline__ void each(int i, G g) const {
+        const Word* base = s + i * kBlock + shift * (TPR + 1) + t;
+        const Word* wrap = base + 1 - W * (TPR + 1);
+#pragma unroll
+        for (int k = 0; k < W; ++k) g(k, (shift >= (unsigned)(W - k) ? wrap : base)[k * (TPR + 1)]);
+    }
+};
+
+template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
+struct SolParamsSpread : SolSpreadWords<float, W, TPR, NV, CLUSTER> {
+    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int tt,
+                                          int N) {
+        this->fill(smem, r, tt, N, 0.0f, [&](int c) { return sol_to_f32(p[c]); });
+    }
     __device__ __forceinline__ void load(const T* __restrict__, int i, int, int, float (&v)[W]) const {
         if (sol_diag_no_params(v)) return;
-        const float* base = s + i * kBlock + shift * (TPR + 1) + t;  // as SolParamPairs::load
-        const float* wrap = base + 1 - W * (TPR + 1);
-#pragma unroll
-        for (int k = 0; k < W; ++k) v[k] = (shift >= (unsigned)(W - k) ? wrap : base)[k * (TPR + 1)];
+        this->each(i, [&](int k, float w) { v[k] = w; });
     }
 };
 
@@ -549,14 +564,12 @@ struct SolParamsTwo {
 // conflict-free load and no funnel shifts: W loads per vector for both, where the plain layout needs 8-10
 // word loads, 8 shifts and a branch on the row's offset (bf16 LayerNorm 8192 x 50257 ran at 66% of copy
 // with those and at 82% with no parameter reads at all). Same bytes as two bf16 / fp32 copies.
+template <typename T>
+using SolPairWord = typename SolIf<sizeof(T) == 2, unsigned, float2>::type;  // (gamma, beta) of one column
+
 template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
-struct SolParamPairs {
-    using Word = typename SolIf<sizeof(T) == 2, unsigned, float2>::type;
-    static constexpr int kBlock = (TPR + 1) * W;  // words per column block (one spare chunk, as above)
-    static constexpr int kBytes = NV * kBlock * (int)sizeof(Word);
-    Word* s;  // NV blocks of kBlock words
-    int rank;
-    unsigned t, shift;  // this thread; the current row's shift (row())
+struct SolParamPairs : SolSpreadWords<SolPairWord<T>, W, TPR, NV, CLUSTER> {
+    using Word = SolPairWord<T>;
 
     __device__ __forceinline__ static Word pack(T g, T b) {
         if constexpr (sizeof(T) == 2) return (unsigned)g | ((unsigned)b << 16);
@@ -565,34 +578,12 @@ struct SolParamPairs {
     template <class RS>
     __device__ __forceinline__ void setup(const T* __restrict__ gamma, const T* __restrict__ beta, T* smem,
                                           const RS&, int r, int tt, int N) {
-        s = reinterpret_cast<Word*>(smem);
-        rank = r;
-        t = tt;
-#pragma unroll 1
-        for (int i = 0; i < NV; ++i) {
-            const int b0 = (i * CLUSTER + rank) * TPR * W;  // column of sol_vec_index(i, rank, 0)
-            for (int u = threadIdx.x; u <= TPR; u += TPR) {
-#pragma unroll
-                for (int k = 0; k < W; ++k) {
-                    const int c = b0 + u * W + k;
-                    s[i * kBlock + k * (TPR + 1) + u] = c < N ? pack(gamma[c], beta[c]) : pack(T(0), T(0));
-                }
-            }
-        }
+        this->fill(smem, r, tt, N, pack(T(0), T(0)), [&](int c) { return pack(gamma[c], beta[c]); });
     }
-    // Once per row, before its loads: the word positions depend only on the row's shift and the thread, so
-    // they are computed once for all of the thread's vectors (from `col` the compiler redid them per vector).
-    __device__ __forceinline__ void row(int row_shift) { shift = row_shift; }
     __device__ __forceinline__ void load(const T* __restrict__, const T* __restrict__, int i, int, int,
                                          float (&g)[W], float (&b)[W]) const {
         if (sol_diag_no_params(g) && sol_diag_no_params(b)) return;
-        // column shift + t * W + k is value (shift + k) % W of chunk t + (shift + k) / W: base + k * (TPR + 1)
-        // before the wrap, one chunk on and W planes back after it (a select per k, offsets immediate)
-        const Word* base = s + i * kBlock + shift * (TPR + 1) + t;
-        const Word* wrap = base + 1 - W * (TPR + 1);
-#pragma unroll
-        for (int k = 0; k < W; ++k) {
-            const Word w = (shift >= (unsigned)(W - k) ? wrap : base)[k * (TPR + 1)];
+        this->each(i, [&](int k, const Word& w) {
             if constexpr (sizeof(T) == 2) {
                 g[k] = sol_bf16_lo(w);
                 b[k] = sol_bf16_hi(w);
@@ -600,7 +591,7 @@ struct SolParamPairs {
                 g[k] = w.x;
                 b[k] = w.y;
             }
-        }
+        });
     }
 };
 

@@ -128,7 +128,7 @@ rmsnorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* _
 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows); gamma from PSRC (SolPipeParams: 0 global, 1 shared
-// memory, 2 registers, 3/4 fp32 shared memory). Dynamic shared memory: SolPipeParams<...>::kBytes.
+// memory, 2 registers, 3 spread fp32, 4 aligned rows). Dynamic shared memory: SolPipeParams<...>::kBytes.
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
