@@ -402,15 +402,11 @@ struct SolParamsShared {
     int rank;
 
     __device__ __forceinline__ void row(int) {}  // per-row state: none
-    // (pipe kernels) the caller syncs the block before the first load().
+    // Every thread of the CTA copies parameter p; the caller syncs the block before the first load().
     __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int,
                                           int N) {
         s = smem;
         rank = r;
-        fill(p, N);
-    }
-    // Every thread of the CTA copies parameter p; the caller syncs the block before the first load().
-    __device__ __forceinline__ void fill(const T* __restrict__ p, int N) {
 #pragma unroll 1
         for (int i = 0; i < NV; ++i) {
             const int b = (i * CLUSTER + rank) * TPR * W;  // column of sol_vec_index(i, rank, 0)

@@ -161,7 +161,7 @@ class Plan:
 
     @property
     def shared_bytes(self) -> int:
-        """Dynamic shared memory per CTA (pipe, parameters in shared memory: kBytes of SolParamsShared/F32 each)."""
+        """Dynamic shared memory per CTA (pipe kernels with their parameters in shared memory, PSRC_IN_SHARED)."""
         if not (self.kind == "pipe" and self.psrc in PSRC_IN_SHARED):
             return 0
         return _param_shared_bytes(self.nparams, self.nv, self.tpr, self.vec, self.ctype, self.psrc)
@@ -216,7 +216,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         n = -(-nvec // (t * c))
         return Plan(op, "cluster", ctype, vec, t, 1, n, c, (M * c,), (t,))
 
-    def pipe(c: int, t: int, default_src: int | None = None) -> Plan:
+    def pipe(c: int, t: int) -> Plan:
         if vec == 1:
             raise ValueError("pipe kernels move 16-byte vectors: x, y and the parameters must be 16-byte aligned")
         if c > 1 and not allow_cluster:
@@ -225,10 +225,11 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if n * t * c < nvec:
             raise ValueError(f"nv={n} x {c} x {t} threads cannot hold the {nvec} vectors of a row")
         npar = NPARAMS[op]
-        src = psrc if psrc is not None else default_src
-        if src is None:  # registers when every row shares one offset and they fit, else shared memory
-            src = PSRC_REGS if N % vec == 0 and (2 + npar) * 4 * n + PIPE_SPARE_REGS <= min(255, REGS_PER_SM // t) \
-                else (PSRC_ALIGNED if N % vec == 0 else PSRC_SPREAD)
+        src = psrc
+        if src is None:  # the tuned source; a shape it does not fit falls back to vectors, then global memory
+            src = PIPE_TUNING[(op, itemsize, N % vec == 0)][1]
+            if src == PSRC_REGS and (2 + npar) * 4 * n + PIPE_SPARE_REGS > min(255, REGS_PER_SM // t):
+                src = PSRC_ALIGNED
             if _param_shared_bytes(npar, n, t, vec, ctype, src) > MAX_DYNAMIC_SHARED:
                 src = PSRC_GLOBAL
         if npar == 0:
@@ -292,11 +293,11 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if kind is None and _softmax_stream_fits(op, N, itemsize, aligned, width):
             return stream()
         if kind is None and allow_cluster and vec > 1:
-            max_vecs, src = PIPE_TUNING[(op, itemsize, N % vec == 0)]
-            for c, t in ((MAX_CLUSTER, t) for t in PIPE_TPR):
-                if -(-nvec // (c * t)) <= max_vecs:
+            max_vecs = PIPE_TUNING[(op, itemsize, N % vec == 0)][0]
+            for t in PIPE_TPR:
+                if -(-nvec // (MAX_CLUSTER * t)) <= max_vecs:
                     try:
-                        return pipe(c, t, src)
+                        return pipe(MAX_CLUSTER, t)
                     except ValueError:
                         pass  # too many registers or too much shared memory: next shape
         if -(-nvec // 1024) * vec <= WARP_ROW_MAX_ELEMS:
