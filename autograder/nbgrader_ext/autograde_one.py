@@ -5,7 +5,8 @@ and nbgrader's feedback HTML.
 from a parent that has nbgrader imported already, or as ``python -m
 autograder.nbgrader_ext.autograde_one ...``), in its own session, so a hanging
 submission is killed together with its Jupyter kernel.  The outcome is written
-as JSON to ``--out``.  Concurrent SQLite writes of the workers are retried.
+as JSON to ``--out``.  Failures of the machinery rather than the submission are
+retried (see TRANSIENT).
 """
 from __future__ import annotations
 
@@ -20,7 +21,14 @@ from pathlib import Path
 
 from .config import make_config, prepare_environment
 
-LOCK_RETRIES = 5
+RETRIES = 5
+# Failures that say nothing about the submission, so autograde is run again:
+# - another worker holds the gradebook's SQLite lock;
+# - the Jupyter kernel died before running a cell. jupyter_client picks free TCP ports and closes them before
+#   the kernel binds them; a kernel started at the same moment by another worker can take one first
+#   (seen in a parallel batch: "ZMQError: Address already in use", then "Kernel died before replying to
+#   kernel_info"). A retry draws new ports.
+TRANSIENT = ("database is locked", "Kernel died before replying to kernel_info")
 
 
 def _api(course: Path, cell_timeout_s: int):
@@ -44,11 +52,11 @@ def _failure_reason(text: str) -> str:
 
 
 def autograde(api, assignment: str, student: str) -> dict:
-    """nbgrader autograde, retried when another worker holds the SQLite lock."""
-    for attempt in range(LOCK_RETRIES):
+    """nbgrader autograde, run again after a TRANSIENT failure (at most RETRIES runs)."""
+    for attempt in range(RETRIES):
         res = api.autograde(assignment, student, force=True, create=True)
         text = (res.get("error") or "") + (res.get("log") or "")
-        if res.get("success") or "database is locked" not in text:
+        if res.get("success") or not any(t in text for t in TRANSIENT):
             return res
         time.sleep(0.5 * (attempt + 1))
     return res

@@ -155,3 +155,41 @@ def test_instructor_course_config_is_left_alone(tmp_path):
     own.write_text("c = get_config()\nc.CourseDirectory.course_id = 'mine'\n", encoding="utf-8")
     write_course_config(tmp_path)
     assert "mine" in own.read_text(encoding="utf-8")
+
+
+class _FlakyAPI:
+    """nbgrader API stand-in: the first runs fail with the given error log, then autograde succeeds."""
+
+    def __init__(self, failures):
+        self.failures = list(failures)
+        self.calls = 0
+
+    def autograde(self, assignment, student, force, create):
+        self.calls += 1
+        if self.failures:
+            return {"success": False, "error": "", "log": self.failures.pop(0)}
+        return {"success": True, "error": "", "log": ""}
+
+
+# The log of a kernel that lost its port to another worker's kernel (parallel batch, 2026-11-29).
+_PORT_RACE = ("zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:32929')\n"
+              "RuntimeError: Kernel died before replying to kernel_info")
+
+
+@pytest.mark.parametrize("log", [_PORT_RACE, "sqlite3.OperationalError: database is locked"])
+def test_autograde_runs_again_after_a_failure_of_the_machinery(log, monkeypatch):
+    from autograder.nbgrader_ext import autograde_one
+
+    monkeypatch.setattr(autograde_one.time, "sleep", lambda s: None)
+    api = _FlakyAPI([log, log])
+    assert autograde_one.autograde(api, "05_layernorm", "s1")["success"]
+    assert api.calls == 3
+
+
+def test_autograde_does_not_rerun_a_failing_submission(monkeypatch):
+    from autograder.nbgrader_ext import autograde_one
+
+    monkeypatch.setattr(autograde_one.time, "sleep", lambda s: None)
+    api = _FlakyAPI(["DeadKernelError: Kernel died\n"] * 3)  # the student's code killed its kernel
+    assert not autograde_one.autograde(api, "05_layernorm", "s1")["success"]
+    assert api.calls == 1
