@@ -767,6 +767,32 @@ __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
     return v;
 }
 
+// Diagnosis build only (-DSOL_DIAG_TIMELINE, benchmarks/pipe_timeline.py): thread 0 of each of the first
+// SOL_DIAG_CTAS CTAs stamps the global timer (ns) at kernel entry, when its first row's loop starts, after its
+// first row and at its end, and records its SM and row count. Results are unchanged. Slots: 0 kernel entry,
+// 1 loop entry (parameters set up), 2 first row's loads issued (cluster synchronised), 3 first row done, 4 end,
+// 5 SM, 6 rows.
+#if defined(SOL_DIAG_TIMELINE)
+#define SOL_DIAG_CTAS 4096
+extern "C" {  // unmangled: the benchmark reads it with RawModule.get_global
+__device__ unsigned long long sol_diag_timeline[SOL_DIAG_CTAS][7];
+}
+__device__ __forceinline__ void sol_diag_stamp(int k, unsigned long long v = ~0ull) {
+    if (threadIdx.x == 0 && blockIdx.x < SOL_DIAG_CTAS) {
+        if (v == ~0ull) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+        sol_diag_timeline[blockIdx.x][k] = v;
+    }
+}
+__device__ __forceinline__ unsigned sol_diag_smid() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}
+#else
+__device__ __forceinline__ void sol_diag_stamp(int, unsigned long long = 0) {}
+__device__ __forceinline__ unsigned sol_diag_smid() { return 0; }
+#endif
+
 // The persistent loop: CTA/cluster g takes rows g, g + G, g + 2G ... (G = clusters launched); row r + G is
 // loaded into the other buffer before row r is processed. row(q, ex, x0, r, it): x0 = element (lane % 32) of
 // the row (0 past its end) when HEAD32, else 0; it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's
@@ -774,6 +800,7 @@ __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
 template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, class V, int NRED, class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
                                               SolPipeShared<TPR, CLUSTER, V, NRED>& sh, Row row) {
+    sol_diag_stamp(1);
     const int rank = sol_cta_rank<CLUSTER>(), t = threadIdx.x;
     if constexpr (CLUSTER > 1) {
         if (t == 0) {
@@ -799,15 +826,24 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         }
     };
     if (r < M) issue(r, a, ea, fa);
-    for (int it = 0; r < M; it += 2) {  // unrolled by two so each buffer stays in its own registers
+    sol_diag_stamp(2);
+    int it = 0;
+    for (; r < M; it += 2) {  // unrolled by two so each buffer stays in its own registers
         const long long r1 = r + step;
         if (r1 < M) issue(r1, b, eb, fb);
         row(a, ea, fa, r, it);
-        if (r1 >= M) break;
+        if (it == 0) sol_diag_stamp(3);
+        if (r1 >= M) {
+            ++it;
+            break;
+        }
         r = r1 + step;
         if (r < M) issue(r, a, ea, fa);
         row(b, eb, fb, r1, it + 1);
     }
+    sol_diag_stamp(4);
+    sol_diag_stamp(5, sol_diag_smid());
+    sol_diag_stamp(6, it);
     if constexpr (CLUSTER > 1) sol_cluster_exit_sync();  // no CTA leaves while a peer may still address it
 }
 

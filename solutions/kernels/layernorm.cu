@@ -156,6 +156,7 @@ __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                       T* __restrict__ y, int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
+    sol_diag_stamp(0);
     using P = typename SolIf<PSRC == 5, SolParamPairs<T, W, TPR, NV, CLUSTER>,
                              SolParamsTwo<T, SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>>>::type;
     __shared__ SolPipeShared<TPR, CLUSTER, float2> sh;

@@ -135,6 +135,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
                     int M, int N, float eps) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     static_assert(PSRC >= 0 && PSRC <= 4, "parameter pairs (PSRC 5) are LayerNorm's");
+    sol_diag_stamp(0);
     __shared__ SolPipeShared<TPR, CLUSTER, float> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = sol_cta_rank<CLUSTER>();

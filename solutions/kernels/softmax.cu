@@ -173,6 +173,7 @@ template <typename T, int W, int TPR, int NV, int CLUSTER>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
 softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
+    sol_diag_stamp(0);
     __shared__ SolPipeShared<TPR, CLUSTER, float, 2> sh;
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
