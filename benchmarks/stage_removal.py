@@ -10,7 +10,8 @@ the default computes wrong results on purpose; the differences in time are the s
                 distributed shared memory (-DSOL_DIAG_NO_EXCHANGE)
   no-reduce     pipe kernels: each thread keeps its own partial statistics, no shuffles, block barrier or
                 exchange (-DSOL_DIAG_NO_REDUCE)
-Softmax (no parameters) is the control of no-params. What remains in no-reduce is loading, arithmetic and
+no-exchange and no-reduce deal the pipe kernels' rows out statically (no message carries a row ticket), which
+the default build does only where PIPE_TUNING says so. Softmax (no parameters) is the control of no-params. What remains in no-reduce is loading, arithmetic and
 storing: where it is still under the copy ceiling, the row's own instructions and latency are the limit.
 (Named param_traffic.py until the no-exchange / no-reduce builds were added. docs/benchmarks/
 param_traffic_before_persist.txt also has an "x-no-L1" column: x read with ld.global.nc.L1::no_allocate,

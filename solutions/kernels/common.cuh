@@ -675,11 +675,21 @@ __device__ __forceinline__ typename Red::V sol_warp_reduce_bcast(typename Red::V
 // acquiring wait to CCTL.IVALL (L1 dropped). Instead each CTA pushes its partial into every peer's slot with
 // st.async, which completes bytes on the peer's mbarrier; a CTA waits on its own mbarrier (no fence).
 // Per row parity and reduction k < NRED of a row: one mbarrier and CLUSTER slots.
-template <int TPR, int CLUSTER, class V, int NRED = 1>
+// The diagnosis builds without the exchange have no message to carry row tickets: they assign rows statically.
+#if defined(SOL_DIAG_NO_REDUCE) || defined(SOL_DIAG_NO_EXCHANGE)
+constexpr bool kSolPipeDiagStatic = true;
+#else
+constexpr bool kSolPipeDiagStatic = false;
+#endif
+// DYN (dynamic rows, sol_pipe_rows): trow[par] is the row this CTA loads two rows ahead, which reduction 0 of
+// the row carries from rank 0 (tsend) to every CTA of the cluster.
+template <int TPR, int CLUSTER, class V, int NRED = 1, bool DYN = false>
 struct SolPipeShared {
+    static constexpr bool kDyn = DYN && !kSolPipeDiagStatic;
     unsigned long long bar[2][NRED];
     V slot[2][NRED][CLUSTER];
     V warp[2][NRED][TPR / 32];
+    int trow[2], tsend[2];
 };
 #if defined(__CUDA_EMU__)
 __device__ __forceinline__ void sol_mbar_init(unsigned long long*, unsigned) {}
@@ -713,6 +723,10 @@ __device__ __forceinline__ void sol_st_async(float* slot, unsigned rank, const f
     asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];"
                  :: "r"(sol_mapa(sol_smem_u32(slot), rank)), "f"(v), "r"(sol_mapa(sol_smem_u32(bar), rank)) : "memory");
 }
+__device__ __forceinline__ void sol_st_async(int* slot, unsigned rank, const int& v, unsigned long long* bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.s32 [%0], %1, [%2];"
+                 :: "r"(sol_mapa(sol_smem_u32(slot), rank)), "r"(v), "r"(sol_mapa(sol_smem_u32(bar), rank)) : "memory");
+}
 __device__ __forceinline__ void sol_st_async(float2* slot, unsigned rank, const float2& v, unsigned long long* bar) {
     asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
                  :: "r"(sol_mapa(sol_smem_u32(slot), rank)), "f"(v.x), "f"(v.y), "r"(sol_mapa(sol_smem_u32(bar), rank))
@@ -731,10 +745,13 @@ __device__ __forceinline__ void sol_mbar_wait(unsigned long long* bar, unsigned 
 // Reduction k of row iteration `it` (0, 1, 2 ... of this CTA). Buffers alternate with the row parity: a peer
 // can only be one row ahead (it needs this CTA's partial of that row to finish it), so the buffers of row
 // it + 2 are free once this CTA has read those of row it (and passed row it + 1's block barrier).
-template <class Red, int TPR, int CLUSTER, int NRED>
+// With dynamic rows, reduction 0 also carries rank 0's tsend[par] into every CTA's trow[par] (the row after next,
+// sol_pipe_rows), or, without a cluster, makes thread 0's trow[par] visible to the CTA.
+template <class Red, int TPR, int CLUSTER, int NRED, bool DYN>
 __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
-                                                              SolPipeShared<TPR, CLUSTER, typename Red::V, NRED>& sh,
+                                                              SolPipeShared<TPR, CLUSTER, typename Red::V, NRED, DYN>& sh,
                                                               int k, int it) {
+    constexpr bool kTicket = SolPipeShared<TPR, CLUSTER, typename Red::V, NRED, DYN>::kDyn;
     static_assert(TPR % 32 == 0, "whole warps");
 #if defined(SOL_DIAG_NO_REDUCE)  // diagnosis builds only (wrong results, benchmarks/stage_removal.py):
     return v;                    // each thread keeps its own partial (no shuffles, barrier or exchange) ...
@@ -752,12 +769,17 @@ __device__ __forceinline__ typename Red::V sol_pipe_allreduce(typename Red::V v,
         if (lane == 0) sh.warp[par][k][threadIdx.x >> 5] = v;
         __syncthreads();
         v = sol_warp_reduce_bcast<Red>(lane < NW ? sh.warp[par][k][lane] : Red::identity());
+    } else if constexpr (kTicket) {
+        __syncwarp();  // thread 0's tsend / trow for the warp's other lanes
     }
     if constexpr (kExchange) {
         const unsigned rank = sol_cluster_rank();
         unsigned long long* bar = &sh.bar[par][k];
-        if (threadIdx.x == 0) sol_mbar_expect_tx(bar, CLUSTER * sizeof(v));
-        if (threadIdx.x < CLUSTER) sol_st_async(&sh.slot[par][k][rank], threadIdx.x, v, bar);
+        if (threadIdx.x == 0) sol_mbar_expect_tx(bar, CLUSTER * sizeof(v) + (kTicket && k == 0 ? sizeof(int) : 0));
+        if (threadIdx.x < CLUSTER) {
+            sol_st_async(&sh.slot[par][k][rank], threadIdx.x, v, bar);
+            if (kTicket && k == 0 && rank == 0) sol_st_async(&sh.trow[par], threadIdx.x, sh.tsend[par], bar);
+        }
         sol_mbar_wait(bar, (it >> 1) & 1);
         typename Red::V acc = sh.slot[par][k][0];  // same order in every CTA: identical results
 #pragma unroll
@@ -793,13 +815,59 @@ __device__ __forceinline__ void sol_diag_stamp(int, unsigned long long = 0) {}
 __device__ __forceinline__ unsigned sol_diag_smid() { return 0; }
 #endif
 
-// The persistent loop: CTA/cluster g takes rows g, g + G, g + 2G ... (G = clusters launched); row r + G is
-// loaded into the other buffer before row r is processed. row(q, ex, x0, r, it): x0 = element (lane % 32) of
-// the row (0 past its end) when HEAD32, else 0; it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's
-// buffers alternate with it). Control flow is cluster-uniform.
-template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, class V, int NRED, class Row>
+// Pipe kernels with dynamic rows (SCHED = 1) ask ptxas for a minimum of CTAs per SM (__launch_bounds__): as many
+// as registers for the two row buffers (+ parameters held in registers) + 32 others allow. Without it the ticket
+// code cost some kernels a CTA per SM (fp32 LayerNorm 65536: 64 -> 70 registers, 2 -> 1 CTAs of 512 threads),
+// measured 20 points slower; 40 spare registers for bf16 LayerNorm (no spill with NVRTC 13.5, which spills 8
+// bytes at 32) measured 10 points slower at 65536 (H200's NVRTC: 64 registers, no local memory, at 32).
+// SCHED = 0 (static rows) leaves the choice to ptxas (a minimum of 0 = no bound).
+template <int TPR, int NV, int PARAM_REGS, int SCHED>
+__host__ __device__ constexpr int sol_pipe_min_ctas() {
+    constexpr int regs = (8 * NV + 4 * NV * PARAM_REGS + 32 + 7) / 8 * 8;
+    constexpr int k = 65536 / (TPR * regs);
+    return SCHED == 0 ? 0 : k < 1 ? 1 : (k > 2048 / TPR ? 2048 / TPR : k);
+}
+
+// One ticket from *p if take, else 0: a predicated atom (no branch; and no "memory" clobber: the counter orders
+// nothing else). A branch around atomicAdd made ptxas allocate 3-46 more registers in the pipe kernels.
+#if defined(__CUDA_EMU__)
+__device__ __forceinline__ unsigned sol_ticket(unsigned* p, bool take) { return take ? atomicAdd(p, 1u) : 0u; }
+#else
+__device__ __forceinline__ unsigned sol_ticket(unsigned* p, bool take) {
+    unsigned v = 0;
+    asm volatile("{ .reg .pred q; setp.ne.u32 q, %2, 0; @q atom.global.add.u32 %0, [%1], 1; }"
+                 : "+r"(v) : "l"(p), "r"((unsigned)take));
+    return v;
+}
+#endif
+
+#if defined(__CUDA_EMU__)
+__device__ __forceinline__ void sol_st_shared_if(int* p, int v, bool take) { if (take) *p = v; }
+#else
+__device__ __forceinline__ void sol_st_shared_if(int* p, int v, bool take) {
+    asm volatile("{ .reg .pred q; setp.ne.u32 q, %2, 0; @q st.shared.s32 [%0], %1; }"
+                 :: "r"(sol_smem_u32(p)), "r"(v), "r"((unsigned)take) : "memory");
+}
+#endif
+
+// The persistent loop. The next row's loads are issued into the other buffer before a row is processed.
+// CTA/cluster g of G takes rows g, g + G, g + 2G ... (DYN false: static rows), or (DYN) starts with rows
+// g, g + G, g + 2G, g + 3G and then takes tickets: after each row it draws one, and ticket t (counted from
+// `base`, the tickets of earlier launches) is its row 4 rows later, 4G + t. Measured on the H200
+// (docs/benchmarks): with static rows the clusters that ran slower finished up to 15 us (1920 x 65536) to 60 us
+// (8192 x 50257) after the median one. Exactly one ticket is drawn per row (also after a cluster's last rows,
+// those tickets go unused), so a launch uses M tickets and the host advances `base` by M: no reset between
+// launches (launches sharing one counter must run one after another, as on one stream). Rank 0's thread 0
+// draws; the ticket is read two rows later (its latency hidden) and travels with reduction 0
+// (sol_pipe_allreduce) of the row after next.
+// row(q, ex, x0, r, it): x0 = element (lane % 32) of the row (0 past its end) when HEAD32, else 0;
+// it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's buffers alternate with it); row calls
+// sol_pipe_allreduce with k = 0 at least once. Control flow is cluster-uniform.
+template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, class V, int NRED, bool DYN,
+          class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
-                                              SolPipeShared<TPR, CLUSTER, V, NRED>& sh, Row row) {
+                                              unsigned* __restrict__ tickets, unsigned base,
+                                              SolPipeShared<TPR, CLUSTER, V, NRED, DYN>& sh, Row row) {
     sol_diag_stamp(1);
     const int rank = sol_cta_rank<CLUSTER>(), t = threadIdx.x;
     if constexpr (CLUSTER > 1) {
@@ -813,12 +881,32 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         }
         sol_cluster_sync();  // every CTA's mbarriers exist before a peer's first st.async
     }
-    const long long step = gridDim.x / CLUSTER;
-    long long r = blockIdx.x / CLUSTER;
+    // 32-bit row indices and tickets (M < 2^31; tickets compare modulo 2^32): every register the loop keeps
+    // costs the long-row kernels occupancy (64-bit ones cost fp32 LayerNorm 65536 its second CTA per SM).
+    const int G = gridDim.x / CLUSTER, g = blockIdx.x / CLUSTER;
+    int r = g, r1 = g + G;  // the rows in buffers a and b
+    unsigned tka = 0, tkb = 0;  // rank 0's thread 0: the tickets it drew after its last a and b rows
+    constexpr bool kDyn = SolPipeShared<TPR, CLUSTER, V, NRED, DYN>::kDyn;
+    // Before row `it`: the row of iteration it + 2 goes to trow / tsend (from the ticket drawn after row it - 2).
+    auto publish = [&](int it, unsigned tk) {
+        if constexpr (kDyn) {
+            const long long nr = it < 2 ? g + (2LL + it) * G : 4LL * G + (tk - base);
+            sol_st_shared_if(&(CLUSTER > 1 ? sh.tsend : sh.trow)[it & 1], (int)min(nr, (long long)M),
+                             rank == 0 && t == 0);
+        }
+    };
+    // After a row (its stores issued, its buffer dead: the fewest live registers), the ticket for 4 rows later.
+    auto draw = [&](unsigned& tk) {
+        if constexpr (kDyn) tk = sol_ticket(tickets, rank == 0 && t == 0);
+    };
+    auto after = [&](int it, int rr) -> int {  // the row of iteration it + 2
+        if constexpr (kDyn) return sh.trow[it & 1];
+        else return rr + 2 * G < M ? rr + 2 * G : M;  // (no int overflow)
+    };
     uint4 a[NV], b[NV];
     float ea, eb, fa = 0.0f, fb = 0.0f;
-    auto issue = [&](long long rr, uint4 (&q)[NV], float& e, float& f) {
-        const T* xr = x + rr * N;
+    auto issue = [&](int rr, uint4 (&q)[NV], float& e, float& f) {
+        const T* xr = x + (long long)rr * N;
         sol_pipe_issue<T, W, TPR, NV, CLUSTER>(xr, SolRowSplit<T, W>(xr, N), rank, t, q, e, pad);
         if constexpr (HEAD32) {
             const int lane = t & 31;
@@ -829,17 +917,21 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     sol_diag_stamp(2);
     int it = 0;
     for (; r < M; it += 2) {  // unrolled by two so each buffer stays in its own registers
-        const long long r1 = r + step;
         if (r1 < M) issue(r1, b, eb, fb);
+        publish(it, tka);
         row(a, ea, fa, r, it);
+        draw(tka);
         if (it == 0) sol_diag_stamp(3);
         if (r1 >= M) {
             ++it;
             break;
         }
-        r = r1 + step;
+        r = after(it, r);
         if (r < M) issue(r, a, ea, fa);
+        publish(it + 1, tkb);
         row(b, eb, fb, r1, it + 1);
+        draw(tkb);
+        r1 = after(it + 1, r1);
     }
     sol_diag_stamp(4);
     sol_diag_stamp(5, sol_diag_smid());

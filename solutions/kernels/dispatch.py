@@ -12,7 +12,8 @@ libraries dispatch:
 * ``pipe``    (sm_90+) rows too long for a 512-thread block: persistent clusters (as many as fit at once,
   each looping over rows) that keep the NEXT row's loads in flight in a second register buffer while the
   current row is reduced and written; partial sums cross CTAs with st.async + mbarrier (no cluster
-  barrier), parameters stay in shared memory or registers. Launch shape from PIPE_TUNING (measured).
+  barrier), parameters stay in shared memory or registers, rows go to whichever cluster draws the next
+  ticket (or are dealt out statically). Launch shape from PIPE_TUNING (measured).
 * ``cluster`` the same rows without the pipeline: one thread-block cluster of 4-8 CTAs per row, partial
   sums through distributed shared memory (kept for comparison and for unaligned tensors).
 * ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (measured faster: the re-read hits L2),
@@ -91,14 +92,19 @@ PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers an
 # fp32 RMSNorm (90% vs 89%).
 # bf16 parameters stay bf16 in shared memory: as fp32 they halve the CTAs per SM (bf16 LayerNorm 65536: 61%).
 # One 512-thread CTA per softmax row lost to 8 x 128 (bf16 50257: 82% vs 83%, 32768: 71% vs 82%).
+# Rows by ticket (SCHED_DYNAMIC, sol_pipe_rows in common.cuh) instead of dealt out statically: measured on the
+# H200 (docs/benchmarks/explore_1930) +2 to +7.5 points of copy at 12 of the 15 long-row shapes, e.g. fp32
+# softmax 65536 87% -> 92%, bf16 LayerNorm 8192 x 50257 72% -> 79%; not for bf16 RMSNorm / softmax rows that
+# are not 16-byte aligned (8192 x 50257: 88% -> 76% and 83% -> 76%: static rows there).
+SCHED_STATIC, SCHED_DYNAMIC = 0, 1
 PIPE_TPR = (128, 256, 512)
-PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc)
-    ("layernorm", 4, True): (4, PSRC_ALIGNED), ("layernorm", 4, False): (13, PSRC_PAIRS),
-    ("layernorm", 2, True): (4, PSRC_ALIGNED), ("layernorm", 2, False): (8, PSRC_PAIRS),
-    ("rmsnorm", 4, True): (8, PSRC_REGS), ("rmsnorm", 4, False): (13, PSRC_SHARED),
-    ("rmsnorm", 2, True): (4, PSRC_ALIGNED), ("rmsnorm", 2, False): (8, PSRC_SHARED),
-    ("softmax", 4, True): (16, PSRC_GLOBAL), ("softmax", 4, False): (16, PSRC_GLOBAL),
-    ("softmax", 2, True): (16, PSRC_GLOBAL), ("softmax", 2, False): (16, PSRC_GLOBAL),
+PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc, sched)
+    ("layernorm", 4, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC), ("layernorm", 4, False): (13, PSRC_PAIRS, SCHED_DYNAMIC),
+    ("layernorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC), ("layernorm", 2, False): (8, PSRC_PAIRS, SCHED_DYNAMIC),
+    ("rmsnorm", 4, True): (8, PSRC_REGS, SCHED_DYNAMIC), ("rmsnorm", 4, False): (13, PSRC_SHARED, SCHED_DYNAMIC),
+    ("rmsnorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC), ("rmsnorm", 2, False): (8, PSRC_SHARED, SCHED_STATIC),
+    ("softmax", 4, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC), ("softmax", 4, False): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
+    ("softmax", 2, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC), ("softmax", 2, False): (16, PSRC_GLOBAL, SCHED_STATIC),
 }
 
 
@@ -158,6 +164,7 @@ class Plan:
     block: tuple
     nparams: int = 0  # pipe: parameter vectors (gamma, beta)
     psrc: int = 0     # pipe: where the parameters are read (PSRC_*)
+    sched: int = 0    # pipe: rows dealt out statically (0) or by ticket (1, SCHED_DYNAMIC)
 
     @property
     def shared_bytes(self) -> int:
@@ -171,7 +178,7 @@ class Plan:
         if self.kind == "cached":
             return f"{self.op}_kernel<{self.ctype},{self.vec},{self.tpr},{self.rpb},{self.nv}>"
         if self.kind == "pipe":
-            tail = f",{self.psrc}" if self.nparams else ""
+            tail = (f",{self.psrc}" if self.nparams else "") + f",{self.sched}"
             return f"{self.op}_pipe_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}{tail}>"
         if self.kind == "cluster":
             return f"{self.op}_{self.kind}_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
@@ -184,13 +191,13 @@ class Plan:
 
 def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
          allow_cluster: bool = True, tpr: int | None = None, cluster: int | None = None,
-         rpb: int | None = None, nv: int | None = None, psrc: int | None = None) -> Plan:
+         rpb: int | None = None, nv: int | None = None, psrc: int | None = None, sched: int | None = None) -> Plan:
     """Pick the kernel and launch configuration for an (M, N) problem.
 
     ``aligned``: x, y and the parameters all start on 16-byte boundaries (rows themselves may not:
     the cached/cluster kernels peel a scalar head/tail per row). ``kind`` forces one of KINDS and
-    ``tpr``/``cluster``/``rpb``/``nv``/``psrc`` force a configuration (benchmarks use them to compare);
-    None picks the default.
+    ``tpr``/``cluster``/``rpb``/``nv``/``psrc``/``sched`` force a configuration (benchmarks use them to
+    compare); None picks the default.
     """
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}")
@@ -245,7 +252,10 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             raise ValueError(f"N={N} needs ~{regs} registers per thread at {c} x {t} threads per row")
         if src in PSRC_IN_SHARED and shared > MAX_DYNAMIC_SHARED:
             raise ValueError(f"{shared} bytes of parameters do not fit one CTA's shared memory")
-        return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src)
+        sch = PIPE_TUNING[(op, itemsize, N % vec == 0)][2] if sched is None else sched
+        if sch not in (SCHED_STATIC, SCHED_DYNAMIC):
+            raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows) or {SCHED_DYNAMIC} (rows by ticket)")
+        return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src, sch)
 
     def stream() -> Plan:
         v = width if (aligned and N % width == 0) else 1
@@ -367,6 +377,11 @@ class ReferenceKernels:
         self.persist_clusters = persist_clusters
         self._resident: dict[tuple, int] = {}
         self.resident_error: str | None = None  # why the driver could not say (then: one cluster per row)
+        # pipe kernels with rows by ticket: the counter (one uint32 on the device) and the tickets earlier
+        # launches drew (each draws exactly M; sol_pipe_rows in common.cuh). Such launches from one instance
+        # must not run concurrently on several streams.
+        self._tickets = None
+        self._ticket_base = 0
 
     # -- planning / compiling -------------------------------------------------------------
     def plan(self, op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
@@ -396,7 +411,13 @@ class ReferenceKernels:
         if smem > DEFAULT_DYNAMIC_SHARED and hasattr(fn, "max_dynamic_shared_size_bytes"):  # cupy.RawKernel
             if fn.max_dynamic_shared_size_bytes < smem:
                 fn.max_dynamic_shared_size_bytes = smem
+        if p.kind == "pipe":
+            if self._tickets is None:
+                self._tickets = _array_module(args[0]).zeros(1, dtype=np.uint32)
+            args = args + (self._tickets, np.uint32(self._ticket_base))
         fn((self.launch_grid(p),), p.block, args, shared_mem=smem)
+        if p.kind == "pipe" and p.sched == SCHED_DYNAMIC:
+            self._ticket_base = (self._ticket_base + p.grid[0] // p.cluster) % (1 << 32)  # M tickets drawn
 
     def launch_grid(self, p: Plan) -> int:
         """CTAs actually launched: a pipe plan runs as many clusters as fit at once (at most one per row)."""

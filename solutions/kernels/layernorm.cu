@@ -150,16 +150,18 @@ layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
 // ~(K - mean)^2 / var ulps of var to cancellation: a few for typical rows, unlike E[x^2] - E[x]^2; a single
 // sample as K (the fp32 cluster kernel) would lose up to N ulps when that sample is an outlier.
 // gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers, 3 spread fp32, 4 aligned rows;
-// 5: the pairs of SolParamPairs). Dynamic shared memory: P::kBytes (dispatch.Plan.shared_bytes).
-template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
-__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
+// 5: the pairs of SolParamPairs). Dynamic shared memory: P::kBytes (dispatch.Plan.shared_bytes). SCHED: rows
+// static (0) or by ticket (1), see sol_pipe_rows.
+template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED>
+__global__ void SOL_CLUSTER_DIMS(CLUSTER)
+__launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 2 : 0, SCHED>()))
 layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
-                      T* __restrict__ y, int M, int N, float eps) {
+                      T* __restrict__ y, int M, int N, float eps, unsigned* __restrict__ tickets, unsigned base) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     sol_diag_stamp(0);
     using P = typename SolIf<PSRC == 5, SolParamPairs<T, W, TPR, NV, CLUSTER>,
                              SolParamsTwo<T, SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>>>::type;
-    __shared__ SolPipeShared<TPR, CLUSTER, float2> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float2, 1, SCHED == 1> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
@@ -169,7 +171,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
              rank, t, N);
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
     const float inv_n = 1.0f / N, inv_head = 1.0f / min(N, 32);  // reciprocals once, not two divisions a row
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true>(x, M, N, 0.0f, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true>(x, M, N, 0.0f, tickets, base, sh,
                                                 [&](const uint4 (&q)[NV], float ex, float head, long long row, int it) {
         const float K = sol_warp_allreduce<SolSum>(head) * inv_head;  // identical in every warp
         const SolRowSplit<T, W> rs(x + row * N, N);

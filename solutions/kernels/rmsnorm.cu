@@ -129,14 +129,16 @@ rmsnorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* _
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows); gamma from PSRC (SolPipeParams: 0 global, 1 shared
 // memory, 2 registers, 3 spread fp32, 4 aligned rows). Dynamic shared memory: SolPipeParams<...>::kBytes.
-template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC>
-__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
+// SCHED: rows static (0) or by ticket (1), see sol_pipe_rows.
+template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED>
+__global__ void SOL_CLUSTER_DIMS(CLUSTER)
+__launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 1 : 0, SCHED>()))
 rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
-                    int M, int N, float eps) {
+                    int M, int N, float eps, unsigned* __restrict__ tickets, unsigned base) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     static_assert(PSRC >= 0 && PSRC <= 4, "parameter pairs (PSRC 5) are LayerNorm's");
     sol_diag_stamp(0);
-    __shared__ SolPipeShared<TPR, CLUSTER, float> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float, 1, SCHED == 1> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
@@ -146,7 +148,8 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
              rank, t, N);
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
     const float inv_n = 1.0f / N;
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, sh, [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, tickets, base, sh,
+                                          [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         T* yb = sol_pipe_out<T, W, TPR, CLUSTER>(yr, rs, rank, t);

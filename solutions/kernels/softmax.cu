@@ -168,16 +168,18 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows); two rounds (max, then sum), which measured faster
 // than one round of online (max, sum) pairs. exp is computed twice (for the sum, for the output)
-// rather than kept: the registers hold the next row instead.
-template <typename T, int W, int TPR, int NV, int CLUSTER>
-__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR)
-softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
+// rather than kept: the registers hold the next row instead. SCHED: rows static (0) or by ticket (1), see
+// sol_pipe_rows.
+template <typename T, int W, int TPR, int NV, int CLUSTER, int SCHED>
+__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, 0, SCHED>()))
+softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
+                    unsigned* __restrict__ tickets, unsigned base) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     sol_diag_stamp(0);
-    __shared__ SolPipeShared<TPR, CLUSTER, float, 2> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float, 2, SCHED == 1> sh;
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, SolMax::identity(), sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, SolMax::identity(), tickets, base, sh,
                                           [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
