@@ -85,6 +85,22 @@ def copy_gbps(timer: Timer, nbytes: int) -> tuple[float, float]:
     return 2 * nbytes / us / 1e3, us
 
 
+def diagnosis_args(ap, ns: str) -> None:
+    """The shape and timing options of the diagnosis scripts (stage_removal.py, pipe_timeline.py)."""
+    ap.add_argument("--ns", default=ns)
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--dtypes", default=",".join(DTYPES))
+    ap.add_argument("--llmc", action="store_true", help="also 8192 x 50257")
+    ap.add_argument("--reps", type=int, default=30)
+
+
+def timer_and_ceiling(reps: int) -> tuple[int, Timer, float]:
+    """(L2 bytes, a Timer, the copy ceiling in GB/s: the better of two 1 GiB copies)."""
+    l2 = int(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"])
+    timer = Timer(l2, reps, 3)
+    return l2, timer, max(copy_gbps(timer, 1 << 30)[0], copy_gbps(timer, 1 << 30)[0])
+
+
 # ------------------------------------------------------------------ data + references
 def to_torch(a: cp.ndarray, dtype: str) -> torch.Tensor:
     t = torch.from_dlpack(a.view(cp.int16) if dtype == "bf16" else a)

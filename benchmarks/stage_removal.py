@@ -28,7 +28,8 @@ from pathlib import Path
 import cupy as cp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed_of_light import TOL, Timer, as_f64, copy_gbps, from_torch, make_inputs, reference, rel_err  # noqa: E402
+from speed_of_light import (TOL, as_f64, diagnosis_args, from_torch, make_inputs, reference,  # noqa: E402
+                            rel_err, timer_and_ceiling)
 
 from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
 
@@ -39,16 +40,10 @@ VERIFIED = ("default",)
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ns", default="4096,8192,16384,32768,65536")
-    ap.add_argument("--ops", default="layernorm,rmsnorm,softmax")
-    ap.add_argument("--dtypes", default="fp32,bf16")
+    diagnosis_args(ap, "4096,8192,16384,32768,65536")
     ap.add_argument("--builds", default=",".join(BUILDS))
-    ap.add_argument("--llmc", action="store_true", help="also 8192 x 50257")
-    ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args(argv)
-    l2 = int(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"])
-    timer = Timer(l2, args.reps, 3)
-    copy_bw = max(copy_gbps(timer, 1 << 30)[0], copy_gbps(timer, 1 << 30)[0])
+    l2, timer, copy_bw = timer_and_ceiling(args.reps)
     builds = [b for b in args.builds.split(",") if b]
     rks = {b: ReferenceKernels(options=("-std=c++17",) + BUILDS[b]) for b in builds}
     print(f"copy ceiling {copy_bw:.0f} GB/s; % of copy per build", flush=True)
