@@ -16,9 +16,9 @@ libraries dispatch:
   ticket (or are dealt out statically). Launch shape from PIPE_TUNING (measured).
 * ``cluster`` the same rows without the pipeline: one thread-block cluster of 4-8 CTAs per row, partial
   sums through distributed shared memory (kept for comparison and for unaligned tensors).
-* ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (measured faster: the re-read hits L2),
-  N > 8 x 1024 x 32, a GPU without clusters, or the CPU emulator: block per row, Welford /
-  online-softmax statistics in one read, then a second read (mostly from L2) for the output.
+* ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (fp32: to 64 KB where clusters exist; measured
+  faster: the re-read hits L2), N > 8 x 1024 x 32, a GPU without clusters, or the CPU emulator: block per
+  row, Welford / online-softmax statistics in one read, then a second read (mostly from L2) for the output.
 
 16-byte vectors (float4, or 8 bf16) are used when the pointers are 16-byte aligned. Rows that do not start
 on a 16-byte boundary (N not a multiple of the vector width, e.g. 50257 logits) move their aligned body
@@ -73,6 +73,11 @@ BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, small
 # on the H200 (fp32 LayerNorm 65536: 68% / 63%, softmax 84% / 84%); 1024-thread CTAs lose (1 CTA per SM).
 CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
+# ... except fp32 rows past 64 KB where the pipe kernel (rows by ticket) can run: fp32 softmax 1920 x 32768
+# measured 93.6% of copy as pipe 8 x 128 vs 87.3% stream (H200, docs/benchmarks/explore_1930/
+# variants_2015.txt; at 16384, 64 KB rows, 93.9% vs 93.0%: kept stream). bf16 rows stay stream (65536:
+# 85.1% vs 83.1%; 32768: 90.4% vs 84.7%).
+SOFTMAX_PIPE_MIN_ROW_BYTES_F32 = 64 * 1024
 # pipe kernels: where gamma/beta are read (SolPipeParams): global memory, shared memory (rows at any offset),
 # registers, shared memory as fp32 in a bank-spread layout (rows at any offset), shared memory for tensors whose
 # rows all start on 16-byte boundaries (no per-row offset branch); LayerNorm only: gamma/beta pairs side by side
@@ -299,8 +304,10 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if -(-nvec // 512) * vec <= WARP_ROW_MAX_ELEMS:
             return cached(512, 1)
         # Measured on the H200 (docs/benchmarks): past 512 x 32 elements, softmax with 16-byte rows runs
-        # faster as the two-read stream kernel (the re-read hits L2) than with one 1024-thread block per SM.
-        if kind is None and _softmax_stream_fits(op, N, itemsize, aligned, width):
+        # faster as the two-read stream kernel (the re-read hits L2) than with one 1024-thread block per SM;
+        # long fp32 rows faster still as the pipe kernel, where clusters exist.
+        pipe_first = allow_cluster and itemsize == 4 and N * itemsize > SOFTMAX_PIPE_MIN_ROW_BYTES_F32
+        if kind is None and not pipe_first and _softmax_stream_fits(op, N, itemsize, aligned, width):
             return stream()
         if kind is None and allow_cluster and vec > 1:
             max_vecs = PIPE_TUNING[(op, itemsize, N % vec == 0)][0]

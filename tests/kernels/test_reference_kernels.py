@@ -124,6 +124,9 @@ def test_plan_paths_by_row_length():
     assert plan("rmsnorm", 8, 32768, "bf16").sched == plan("layernorm", 8, 50257, "bf16").sched == 1
     assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1>")
     assert plan("softmax", 8, 65536, "bf16").kind == "stream"        # 128 KB rows: the re-read hits L2
+    assert plan("softmax", 8, 16384, "float32").kind == "stream"     # fp32: to 64 KB rows
+    assert plan("softmax", 8, 32768, "float32").kind == "pipe"       # past that the pipe kernel where it runs
+    assert plan("softmax", 8, 32768, "float32", allow_cluster=False).kind == "stream"
     assert plan("layernorm", 8, 262144, "float32").kind == "cluster"  # too long for a pipe buffer
     assert plan("layernorm", 8, 65536, "float32", aligned=False).kind == "cluster"  # pipe needs 16-byte vectors
     assert plan("rmsnorm", 8, 65536, "float32", allow_cluster=False).kind == "stream"
