@@ -104,12 +104,18 @@ PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers an
 SCHED_STATIC, SCHED_DYNAMIC = 0, 1
 PIPE_TPR = (128, 256, 512)
 PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc, sched)
-    ("layernorm", 4, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC), ("layernorm", 4, False): (13, PSRC_PAIRS, SCHED_DYNAMIC),
-    ("layernorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC), ("layernorm", 2, False): (8, PSRC_PAIRS, SCHED_DYNAMIC),
-    ("rmsnorm", 4, True): (8, PSRC_REGS, SCHED_DYNAMIC), ("rmsnorm", 4, False): (13, PSRC_SHARED, SCHED_DYNAMIC),
-    ("rmsnorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC), ("rmsnorm", 2, False): (8, PSRC_SHARED, SCHED_STATIC),
-    ("softmax", 4, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC), ("softmax", 4, False): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
-    ("softmax", 2, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC), ("softmax", 2, False): (16, PSRC_GLOBAL, SCHED_STATIC),
+    ("layernorm", 4, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
+    ("layernorm", 4, False): (13, PSRC_PAIRS, SCHED_DYNAMIC),
+    ("layernorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
+    ("layernorm", 2, False): (8, PSRC_PAIRS, SCHED_DYNAMIC),
+    ("rmsnorm", 4, True): (8, PSRC_REGS, SCHED_DYNAMIC),
+    ("rmsnorm", 4, False): (13, PSRC_SHARED, SCHED_DYNAMIC),
+    ("rmsnorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
+    ("rmsnorm", 2, False): (8, PSRC_SHARED, SCHED_STATIC),
+    ("softmax", 4, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
+    ("softmax", 4, False): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
+    ("softmax", 2, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
+    ("softmax", 2, False): (16, PSRC_GLOBAL, SCHED_STATIC),
 }
 
 
@@ -196,7 +202,8 @@ class Plan:
 
 def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
          allow_cluster: bool = True, tpr: int | None = None, cluster: int | None = None,
-         rpb: int | None = None, nv: int | None = None, psrc: int | None = None, sched: int | None = None) -> Plan:
+         rpb: int | None = None, nv: int | None = None, psrc: int | None = None,
+         sched: int | None = None) -> Plan:
     """Pick the kernel and launch configuration for an (M, N) problem.
 
     ``aligned``: x, y and the parameters all start on 16-byte boundaries (rows themselves may not:
@@ -259,7 +266,8 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             raise ValueError(f"{shared} bytes of parameters do not fit one CTA's shared memory")
         sch = PIPE_TUNING[(op, itemsize, N % vec == 0)][2] if sched is None else sched
         if sch not in (SCHED_STATIC, SCHED_DYNAMIC):
-            raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows) or {SCHED_DYNAMIC} (rows by ticket)")
+            raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows) or {SCHED_DYNAMIC} "
+                             "(rows by ticket)")
         return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src, sch)
 
     def stream() -> Plan:
@@ -386,7 +394,7 @@ class ReferenceKernels:
         self.resident_error: str | None = None  # why the driver could not say (then: one cluster per row)
         # pipe kernels with rows by ticket: the counter (one uint32 on the device) and the tickets earlier
         # launches drew (each draws exactly M; sol_pipe_rows in common.cuh). Such launches from one instance
-        # must not run concurrently on several streams.
+        # must not run concurrently on several streams, and stay on one device (the counter lives there).
         self._tickets = None
         self._ticket_base = 0
 
