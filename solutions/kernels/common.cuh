@@ -860,11 +860,12 @@ __device__ __forceinline__ void sol_st_shared_if(int* p, int v, bool take) {
 // launches (launches sharing one counter must run one after another, as on one stream). Rank 0's thread 0
 // draws; the ticket is read two rows later (its latency hidden) and travels with reduction 0
 // (sol_pipe_allreduce) of the row after next.
+// ROWS16: the caller guarantees every row starts on 16 bytes (ex is then always `pad`).
 // row(q, ex, x0, r, it): x0 = element (lane % 32) of the row (0 past its end) when HEAD32, else 0;
 // it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's buffers alternate with it); row calls
 // sol_pipe_allreduce with k = 0 at least once. Control flow is cluster-uniform.
-template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, class V, int NRED, bool DYN,
-          class Row>
+template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, bool ROWS16 = false, class V,
+          int NRED, bool DYN, class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
                                               unsigned* __restrict__ tickets, unsigned base,
                                               SolPipeShared<TPR, CLUSTER, V, NRED, DYN>& sh, Row row) {
@@ -908,6 +909,7 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     auto issue = [&](int rr, uint4 (&q)[NV], float& e, float& f) {
         const T* xr = x + (long long)rr * N;
         sol_pipe_issue<T, W, TPR, NV, CLUSTER>(xr, SolRowSplit<T, W>(xr, N), rank, t, q, e, pad);
+        if constexpr (ROWS16) e = pad;  // every row on 16 bytes: no head/tail element (its load is dead code)
         if constexpr (HEAD32) {
             const int lane = t & 31;
             f = lane < N ? sol_to_f32(SOL_LDG(xr + lane)) : 0.0f;

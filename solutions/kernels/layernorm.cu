@@ -170,14 +170,17 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     pp.setup(gamma, beta, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
              rank, t, N);
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
+    // PSRC 4 is only planned when every row starts on 16 bytes: no head/tail element, and no registers or code
+    // for one (at the occupancy floor NVRTC 13.5 spilled 8 bytes without this)
+    constexpr bool kRows16 = PSRC == 4;
     const float inv_n = 1.0f / N, inv_head = 1.0f / min(N, 32);  // reciprocals once, not two divisions a row
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true>(x, M, N, 0.0f, tickets, base, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true, kRows16>(x, M, N, 0.0f, tickets, base, sh,
                                                 [&](const uint4 (&q)[NV], float ex, float head, long long row, int it) {
         const float K = sol_warp_allreduce<SolSum>(head) * inv_head;  // identical in every warp
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         T* yb = sol_pipe_out<T, W, TPR, CLUSTER>(yr, rs, rank, t);
-        const bool has_ex = rank == 0 && t < rs.extras;
+        const bool has_ex = !kRows16 && rank == 0 && t < rs.extras;
         const float de = has_ex ? ex - K : 0.0f;
         float s1 = de, s2 = de * de;
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {

@@ -147,8 +147,9 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     pg.setup(gamma, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
              rank, t, N);
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
+    constexpr bool kRows16 = PSRC == 4;  // planned only when every row starts on 16 bytes: no head/tail element
     const float inv_n = 1.0f / N;
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, 0.0f, tickets, base, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, kRows16>(x, M, N, 0.0f, tickets, base, sh,
                                           [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
@@ -159,7 +160,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
             for (int k = 0; k < W; ++k) sq = fmaf(v[k], v[k], sq);
         });
         const float rrms = rsqrtf(sol_pipe_allreduce<SolRedSum>(sq, sh, 0, it) * inv_n + eps);
-        if (rank == 0 && t < rs.extras) {
+        if (!kRows16 && rank == 0 && t < rs.extras) {
             const int e = rs.extra_index(t);
             sol_from_f32(yr + e, ex * rrms * sol_to_f32(SOL_LDG(gamma + e)));
         }

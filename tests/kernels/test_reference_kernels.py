@@ -229,13 +229,9 @@ def test_benchmark_instances_compile_for_sm90_without_spills(op):
     names = sorted({plan(op, 1024, N, dt, kind=k).name
                     for N in BENCH_N for dt in DTYPES for k in (None, "stream")})
     log = _nvrtc_compile(source(op), names)
-    entries = re.findall(r"Compiling entry function '(\w+)'.*?(\d+) bytes spill stores", log, re.S)
-    assert len(entries) == len(names)
-    # Pipe kernels with rows by ticket ask ptxas for an occupancy (__launch_bounds__ minimum, common.cuh); at it
-    # NVRTC 13.5 spills 8 bytes in two bf16 LayerNorm instances, which the H200's NVRTC compiles to 64
-    # registers and no local memory (measured, docs/benchmarks). Any other spill fails.
-    spills = {fn: int(n) for fn, n in entries if int(n) > 0}
-    assert all("pipe_kernel" in fn and n <= 8 for fn, n in spills.items()), "register spills in: " + str(spills)
+    spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", log)]
+    assert spills and max(spills) == 0, "register spills in: " + log[-2000:]
+    assert len(re.findall(r"Compiling entry function", log)) == len(names)
 
 
 # ------------------------------------------------------------------ CPU emulator through kernels.RawModule
