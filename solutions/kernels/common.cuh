@@ -372,82 +372,109 @@ __device__ __forceinline__ void sol_load_param(const T* __restrict__ p, int col,
     }
 }
 
-// Where a pipe kernel reads its parameters (gamma, beta): setup(p, smem, first row's split, rank, t, N) once,
-// then load(p, i, col, N, v) gives the W columns starting at col of parameter p (i: the thread's vector
-// number); kBytes: dynamic shared memory per parameter. SolParamsGlobal: from global memory on every row
-// (L1/L2 hits while the parameters fit there). Stateless, so p stays a __restrict__ kernel argument (a
-// pointer inside a struct loses it).
+// Where a pipe kernel reads its parameters (gamma, beta): fetch(p, smem, first row's split, rank, t, N) and
+// commit() once (then a block barrier if kBytes > 0), then load(p, i, col, N, v) gives the W columns starting
+// at col of parameter p (i: the thread's vector number); kBytes: dynamic shared memory per parameter. fetch
+// only issues loads and commit stores them, so a kernel with two parameters has all its loads in flight at
+// once (SolParamsTwo). SolParamsGlobal: from global memory on every row (L1/L2 hits while the parameters fit
+// there). Stateless, so p stays a __restrict__ kernel argument (a pointer inside a struct loses it).
 template <typename T, int W>
 struct SolParamsGlobal {
     static constexpr int kBytes = 0;
     __device__ __forceinline__ void row(int) {}  // per-row state: none
-    __device__ __forceinline__ void setup(const T* __restrict__, T*, const SolRowSplit<T, W>&, int, int, int) {}
+    __device__ __forceinline__ void fetch(const T* __restrict__, T*, const SolRowSplit<T, W>&, int, int, int) {}
+    __device__ __forceinline__ void commit() {}
     __device__ __forceinline__ void load(const T* __restrict__ p, int, int col, int N, float (&v)[W]) const {
         sol_load_param<T, W>(p, col, N, v);
     }
 };
 
-// Parameters of the columns one persistent CTA owns, copied to shared memory once for all of its rows.
+// The 16 bytes of parameter p for columns c ... c + W - 1 (c a multiple of W, p 16-byte aligned); zeros past N.
+template <typename T, int W>
+__device__ __forceinline__ uint4 sol_param_chunk(const T* __restrict__ p, int c, int N) {
+    if (c + W <= N) return SOL_LDG(reinterpret_cast<const uint4*>(p + c));
+    unsigned w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        if constexpr (sizeof(T) == 4) {
+            w[k] = c + k < N ? __float_as_uint(SOL_LDG(p + c + k)) : 0u;
+        } else {
+            const int e = c + 2 * k;
+            w[k] = (e < N ? (unsigned)SOL_LDG(p + e) : 0u) | (e + 1 < N ? (unsigned)SOL_LDG(p + e + 1) << 16 : 0u);
+        }
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// The parameter chunks (W columns, 16 bytes) a persistent CTA copies to shared memory, in registers between
+// fetch (every load issued) and their stores (each). The CTA of cluster rank `rank` owns column blocks starting
+// at b_i = (i * CLUSTER + rank) * TPR * W, i < NV, of TPR chunks each (the cached-row layout), plus one spare
+// chunk per block (u = TPR; a row that starts s < W elements past a 16-byte boundary reads columns
+// b_i + s + t * W ..., into the next block's first chunk). Thread t fetches chunk t of every block and the spare
+// chunk of block t (SPARE false: no spare chunks, for rows that all start on 16 bytes). Copied a block at a time
+// instead (each store waiting for its load), the setup took 5-6 us of a ~130 us launch (LayerNorm 32768 / 65536,
+// H200 timeline: docs/benchmarks/explore_1930).
+template <typename T, int W, int TPR, int NV, int CLUSTER, bool SPARE = true>
+struct SolParamChunks {
+    static_assert(W > 1 && NV <= TPR, "16-byte chunks; a thread per spare chunk");
+    uint4 q[NV], spare;
+    __device__ __forceinline__ void fetch(const T* __restrict__ p, int rank, int t, int N) {
+#pragma unroll
+        for (int i = 0; i < NV; ++i) q[i] = sol_param_chunk<T, W>(p, sol_vec_index<TPR, CLUSTER>(i, rank, t) * W, N);
+        if constexpr (SPARE)
+            spare = t < NV ? sol_param_chunk<T, W>(p, (sol_vec_index<TPR, CLUSTER>(t, rank, 0) + TPR) * W, N)
+                           : make_uint4(0, 0, 0, 0);
+    }
+    // f(i, u, chunk, other's chunk) for each chunk thread t fetched, with the same chunk of `other` (a second
+    // parameter fetched alike)
+    template <class F>
+    __device__ __forceinline__ void each(const SolParamChunks& other, int t, F f) const {
+#pragma unroll
+        for (int i = 0; i < NV; ++i) f(i, t, q[i], other.q[i]);
+        if (SPARE && t < NV) f(t, TPR, spare, other.spare);
+    }
+};
+
+// Parameters of the columns one persistent CTA owns, copied to shared memory once for all of its rows
+// (the chunk layout of SolParamChunks: block i, chunk u at s + i * kBlock + u * W).
 // Rows longer than L1 re-read gamma/beta from L2 on every row, as many bytes as x itself for LayerNorm:
 // measured on the H200 (benchmarks/stage_removal.py), not loading them at all took fp32 LayerNorm
-// 1920 x 32768 from 76% to 92% of copy. The CTA of cluster rank `rank` owns column blocks starting at
-// b_i = (i * CLUSTER + rank) * TPR * W, i < NV, of TPR vectors each (the cached-row layout); a row that
-// starts s < W elements past a 16-byte boundary reads columns b_i + s + t * W ... so a block keeps one
-// extra vector: TPR * W + W elements, (TPR + 1) x 16 bytes.
-template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
+// 1920 x 32768 from 76% to 92% of copy. SPARE: as SolParamChunks'.
+template <typename T, int W, int TPR, int NV, int CLUSTER, bool SPARE = true>  // as the kernel's
 struct SolParamsShared {
     static constexpr int kBlock = (TPR + 1) * W;
     static constexpr int kBytes = NV * kBlock * (int)sizeof(T);
     T* s;      // NV blocks of kBlock elements
-    int rank;
+    int rank, t;
+    SolParamChunks<T, W, TPR, NV, CLUSTER, SPARE> c;
 
     __device__ __forceinline__ void row(int) {}  // per-row state: none
-    // Every thread of the CTA copies parameter p; the caller syncs the block before the first load().
-    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int,
+    __device__ __forceinline__ void fetch(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int tt,
                                           int N) {
         s = smem;
         rank = r;
-#pragma unroll 1
-        for (int i = 0; i < NV; ++i) {
-            const int b = (i * CLUSTER + rank) * TPR * W;  // column of sol_vec_index(i, rank, 0)
-            for (int u = threadIdx.x; u <= TPR; u += TPR) {
-                const int c = b + u * W;
-                if constexpr (W > 1) {
-                    uint4 q;
-                    if (c + W <= N) {
-                        q = SOL_LDG(reinterpret_cast<const uint4*>(p + c));
-                    } else {  // past the row's end: zeros, never used for an output
-                        alignas(16) T e[W];
-#pragma unroll
-                        for (int k = 0; k < W; ++k) e[k] = c + k < N ? p[c + k] : T(0);
-                        q = *reinterpret_cast<const uint4*>(e);
-                    }
-                    *reinterpret_cast<uint4*>(s + i * kBlock + u * W) = q;
-                } else {
-                    s[i * kBlock + u] = c < N ? p[c] : T(0);
-                }
-            }
-        }
+        t = tt;
+        c.fetch(p, r, tt, N);
+    }
+    __device__ __forceinline__ void commit() {
+        c.each(c, t, [&](int i, int u, const uint4& q, const uint4&) {
+            *reinterpret_cast<uint4*>(s + i * kBlock + u * W) = q;
+        });
     }
     __device__ __forceinline__ void load(const T* __restrict__, int i, int col, int, float (&v)[W]) const {
         if (sol_diag_no_params(v)) return;
         const T* blk = s + i * kBlock;
         const int off = col - (i * CLUSTER + rank) * TPR * W;  // shift + t * W: 0 <= off <= TPR * W - 1
-        if constexpr (W == 1) {
-            v[0] = sol_to_f32(blk[off]);
-        } else {
-            uint4 q;
-            const int sh = off % W;
-            if (sh == 0) {
-                q = *reinterpret_cast<const uint4*>(blk + off);
-            } else {  // misaligned row: aligned 32-bit words (+ a 16-bit funnel shift for odd bf16 columns)
-                const unsigned* w = reinterpret_cast<const unsigned*>(blk + (off & (sizeof(T) == 2 ? ~1 : ~0)));
-                if (sizeof(T) == 4 || (off & 1) == 0) q = make_uint4(w[0], w[1], w[2], w[3]);
-                else q = make_uint4(__funnelshift_r(w[0], w[1], 16), __funnelshift_r(w[1], w[2], 16),
-                                    __funnelshift_r(w[2], w[3], 16), __funnelshift_r(w[3], w[4], 16));
-            }
-            sol_unpack<T, W>(q, v);
+        uint4 q;
+        if (off % W == 0) {
+            q = *reinterpret_cast<const uint4*>(blk + off);
+        } else {  // misaligned row: aligned 32-bit words (+ a 16-bit funnel shift for odd bf16 columns)
+            const unsigned* w = reinterpret_cast<const unsigned*>(blk + (off & (sizeof(T) == 2 ? ~1 : ~0)));
+            if (sizeof(T) == 4 || (off & 1) == 0) q = make_uint4(w[0], w[1], w[2], w[3]);
+            else q = make_uint4(__funnelshift_r(w[0], w[1], 16), __funnelshift_r(w[1], w[2], 16),
+                                __funnelshift_r(w[2], w[3], 16), __funnelshift_r(w[3], w[4], 16));
         }
+        sol_unpack<T, W>(q, v);
     }
 };
 
@@ -463,13 +490,14 @@ template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
 struct SolParamsAligned {
     static constexpr int kBlock = (TPR + 1) * W;  // elements per column block (layout of SolParamsShared)
     static constexpr int kBytes = NV * kBlock * (int)sizeof(T);
-    SolParamsShared<T, W, TPR, NV, CLUSTER> sh;  // same layout and fill
+    SolParamsShared<T, W, TPR, NV, CLUSTER, false> sh;  // same layout and fill (no row reads a spare chunk)
 
     __device__ __forceinline__ void row(int) {}  // per-row state: none
-    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>& rs, int r,
+    __device__ __forceinline__ void fetch(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>& rs, int r,
                                           int t, int N) {
-        sh.setup(p, smem, rs, r, t, N);
+        sh.fetch(p, smem, rs, r, t, N);
     }
+    __device__ __forceinline__ void commit() { sh.commit(); }
     __device__ __forceinline__ void load(const T* __restrict__, int i, int col, int, float (&v)[W]) const {
         if (sol_diag_no_params(v)) return;
         const int off = col - (i * CLUSTER + sh.rank) * TPR * W;  // t * W (rows start at 16-byte boundaries)
@@ -488,23 +516,12 @@ struct SolSpreadWords {
     Word* s;  // NV blocks of kBlock words
     unsigned t, shift;  // this thread; the current row's shift
 
-    // word(c): the Word of column c < N (columns past N get `zero`); every thread of the CTA fills its part
-    template <class F>
-    __device__ __forceinline__ void fill(void* smem, int rank, int tt, int N, Word zero, F word) {
+    __device__ __forceinline__ void bind(void* smem, int tt) {
         s = reinterpret_cast<Word*>(smem);
         t = tt;
-#pragma unroll 1
-        for (int i = 0; i < NV; ++i) {
-            const int b = (i * CLUSTER + rank) * TPR * W;  // column of sol_vec_index(i, rank, 0)
-            for (int u = threadIdx.x; u <= TPR; u += TPR) {
-#pragma unroll
-                for (int k = 0; k < W; ++k) {
-                    const int c = b + u * W + k;
-                    s[i * kBlock + k * (TPR + 1) + u] = c < N ? word(c) : zero;
-                }
-            }
-        }
     }
+    // the Word of value k of chunk u of block i (SolParamChunks numbering; the CTA's threads fill every one)
+    __device__ __forceinline__ void put(int i, int u, int k, const Word& w) { s[i * kBlock + k * (TPR + 1) + u] = w; }
     __device__ __forceinline__ void row(int row_shift) { shift = row_shift; }
     template <class G>  // g(k, word) for k < W
     __device__ __forceinline__ void each(int i, G g) const {
@@ -517,9 +534,19 @@ struct SolSpreadWords {
 
 template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
 struct SolParamsSpread : SolSpreadWords<float, W, TPR, NV, CLUSTER> {
-    __device__ __forceinline__ void setup(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int tt,
+    SolParamChunks<T, W, TPR, NV, CLUSTER> c;
+    __device__ __forceinline__ void fetch(const T* __restrict__ p, T* smem, const SolRowSplit<T, W>&, int r, int tt,
                                           int N) {
-        this->fill(smem, r, tt, N, 0.0f, [&](int c) { return sol_to_f32(p[c]); });
+        this->bind(smem, tt);
+        c.fetch(p, r, tt, N);
+    }
+    __device__ __forceinline__ void commit() {
+        c.each(c, this->t, [&](int i, int u, const uint4& q, const uint4&) {
+            float v[W];
+            sol_unpack<T, W>(q, v);
+#pragma unroll
+            for (int k = 0; k < W; ++k) this->put(i, u, k, v[k]);
+        });
     }
     __device__ __forceinline__ void load(const T* __restrict__, int i, int, int, float (&v)[W]) const {
         if (sol_diag_no_params(v)) return;
@@ -531,17 +558,22 @@ struct SolParamsSpread : SolSpreadWords<float, W, TPR, NV, CLUSTER> {
 template <bool B, class A, class C> struct SolIf { using type = A; };
 template <class A, class C> struct SolIf<false, A, C> { using type = C; };
 
-// LayerNorm's two parameters through one interface: setup(gamma, beta, smem, rs, rank, t, N) once, then
-// load(gamma, beta, i, col, N, g, b). SolParamsTwo: each from its own source P (SolPipeParams).
+// LayerNorm's two parameters through one interface: fetch(gamma, beta, smem, rs, rank, t, N) and commit() once,
+// then load(gamma, beta, i, col, N, g, b). SolParamsTwo: each from its own source P (SolPipeParams); both
+// parameters' loads are in flight before either is stored.
 template <typename T, class P>
 struct SolParamsTwo {
     static constexpr int kBytes = 2 * P::kBytes;
     P pg, pb;
     template <class RS>
-    __device__ __forceinline__ void setup(const T* __restrict__ gamma, const T* __restrict__ beta, T* smem,
+    __device__ __forceinline__ void fetch(const T* __restrict__ gamma, const T* __restrict__ beta, T* smem,
                                           const RS& rs, int rank, int t, int N) {
-        pg.setup(gamma, smem, rs, rank, t, N);
-        pb.setup(beta, smem + P::kBytes / sizeof(T), rs, rank, t, N);
+        pg.fetch(gamma, smem, rs, rank, t, N);
+        pb.fetch(beta, smem + P::kBytes / sizeof(T), rs, rank, t, N);
+    }
+    __device__ __forceinline__ void commit() {
+        pg.commit();
+        pb.commit();
     }
     __device__ __forceinline__ void row(int row_shift) {
         pg.row(row_shift);
@@ -566,15 +598,25 @@ using SolPairWord = typename SolIf<sizeof(T) == 2, unsigned, float2>::type;  // 
 template <typename T, int W, int TPR, int NV, int CLUSTER>  // as the kernel's
 struct SolParamPairs : SolSpreadWords<SolPairWord<T>, W, TPR, NV, CLUSTER> {
     using Word = SolPairWord<T>;
-
-    __device__ __forceinline__ static Word pack(T g, T b) {
-        if constexpr (sizeof(T) == 2) return (unsigned)g | ((unsigned)b << 16);
-        else return make_float2(g, b);
-    }
+    SolParamChunks<T, W, TPR, NV, CLUSTER> cg, cb;
     template <class RS>
-    __device__ __forceinline__ void setup(const T* __restrict__ gamma, const T* __restrict__ beta, T* smem,
+    __device__ __forceinline__ void fetch(const T* __restrict__ gamma, const T* __restrict__ beta, T* smem,
                                           const RS&, int r, int tt, int N) {
-        this->fill(smem, r, tt, N, pack(T(0), T(0)), [&](int c) { return pack(gamma[c], beta[c]); });
+        this->bind(smem, tt);
+        cg.fetch(gamma, r, tt, N);
+        cb.fetch(beta, r, tt, N);
+    }
+    __device__ __forceinline__ void commit() {
+        cg.each(cb, this->t, [&](int i, int u, const uint4& qg, const uint4& qb) {
+            const unsigned g[4] = {qg.x, qg.y, qg.z, qg.w}, b[4] = {qb.x, qb.y, qb.z, qb.w};
+#pragma unroll
+            for (int k = 0; k < W; ++k) {
+                if constexpr (sizeof(T) == 2)  // bf16 k of the chunk: half k % 2 of word k / 2
+                    this->put(i, u, k, __byte_perm(g[k / 2], b[k / 2], k % 2 ? 0x7632 : 0x5410));
+                else
+                    this->put(i, u, k, make_float2(__uint_as_float(g[k]), __uint_as_float(b[k])));
+            }
+        });
     }
     __device__ __forceinline__ void load(const T* __restrict__, const T* __restrict__, int i, int, int,
                                          float (&g)[W], float (&b)[W]) const {
@@ -861,7 +903,7 @@ __device__ __forceinline__ void sol_st_shared_if(int* p, int v, bool take) {
 // draws; the ticket is read two rows later (its latency hidden) and travels with reduction 0
 // (sol_pipe_allreduce) of the row after next.
 // ROWS16: the caller guarantees every row starts on 16 bytes (ex is then always `pad`).
-// row(q, ex, x0, r, it): x0 = element (lane % 32) of the row (0 past its end) when HEAD32, else 0;
+// row(q, ex, x0, r, it): x0 = element (lane % 32) of the row (element 0 past its end) when HEAD32, else 0;
 // it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's buffers alternate with it); row calls
 // sol_pipe_allreduce with k = 0 at least once. Control flow is cluster-uniform.
 template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, bool ROWS16 = false, class V,
@@ -912,7 +954,7 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         if constexpr (ROWS16) e = pad;  // every row on 16 bytes: no head/tail element (its load is dead code)
         if constexpr (HEAD32) {
             const int lane = t & 31;
-            f = lane < N ? sol_to_f32(SOL_LDG(xr + lane)) : 0.0f;
+            f = sol_to_f32(SOL_LDG(xr + (lane < N ? lane : 0)));  // rows under 32: element 0 again
         }
     };
     if (r < M) issue(r, a, ea, fa);
@@ -950,7 +992,7 @@ struct SolParamsRegs {
     uint4 q[NV];
     int shift0;
     __device__ __forceinline__ void row(int) {}  // per-row state: none
-    __device__ __forceinline__ void setup(const T* __restrict__ p, T*, const SolRowSplit<T, W>& rs, int rank, int t,
+    __device__ __forceinline__ void fetch(const T* __restrict__ p, T*, const SolRowSplit<T, W>& rs, int rank, int t,
                                           int N) {
         shift0 = rs.shift;
 #pragma unroll
@@ -961,6 +1003,7 @@ struct SolParamsRegs {
                 q[i] = make_uint4(0, 0, 0, 0);
         }
     }
+    __device__ __forceinline__ void commit() {}  // the parameters stay in registers
     __device__ __forceinline__ void load(const T* __restrict__ p, int i, int col, int N, float (&v)[W]) const {
         if (sol_diag_no_params(v)) return;
         if (col % W == shift0) sol_unpack<T, W>(q[i], v);

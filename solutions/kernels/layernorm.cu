@@ -146,7 +146,8 @@ layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows). One reduction round per row (measured faster than two
 // exact rounds, docs/benchmarks), of sums of d = x - K and d^2 about K = the mean of the row's first 32
-// elements, which every warp computes alike from one prefetched element per lane. var = E[d^2] - E[d]^2 loses
+// elements (element 0 repeated in rows under 32: a multiply by 1/32, not a reciprocal kept in a register),
+// which every warp computes alike from one prefetched element per lane. var = E[d^2] - E[d]^2 loses
 // ~(K - mean)^2 / var ulps of var to cancellation: a few for typical rows, unlike E[x^2] - E[x]^2; a single
 // sample as K (the fp32 cluster kernel) would lose up to N ulps when that sample is an outlier.
 // gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers, 3 spread fp32, 4 aligned rows;
@@ -167,16 +168,17 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     const int t = threadIdx.x;
     const long long first = blockIdx.x / CLUSTER;
     P pp;
-    pp.setup(gamma, beta, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
+    pp.fetch(gamma, beta, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
              rank, t, N);
+    pp.commit();
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
     // PSRC 4 is only planned when every row starts on 16 bytes: no head/tail element, and no registers or code
     // for one (at the occupancy floor NVRTC 13.5 spilled 8 bytes without this)
     constexpr bool kRows16 = PSRC == 4;
-    const float inv_n = 1.0f / N, inv_head = 1.0f / min(N, 32);  // reciprocals once, not two divisions a row
+    const float inv_n = 1.0f / N;  // a reciprocal once, not a division a row
     sol_pipe_rows<T, W, TPR, NV, CLUSTER, true, kRows16>(x, M, N, 0.0f, tickets, base, sh,
                                                 [&](const uint4 (&q)[NV], float ex, float head, long long row, int it) {
-        const float K = sol_warp_allreduce<SolSum>(head) * inv_head;  // identical in every warp
+        const float K = sol_warp_allreduce<SolSum>(head) * (1.0f / 32);  // identical in every warp
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         T* yb = sol_pipe_out<T, W, TPR, CLUSTER>(yr, rs, rank, t);

@@ -144,8 +144,9 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     const int t = threadIdx.x;
     const long long first = blockIdx.x / CLUSTER;
     SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC> pg;
-    pg.setup(gamma, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
+    pg.fetch(gamma, reinterpret_cast<T*>(sol_param_smem), SolRowSplit<T, W>(x + (first < M ? first : 0) * N, N),
              rank, t, N);
+    pg.commit();
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
     constexpr bool kRows16 = PSRC == 4;  // planned only when every row starts on 16 bytes: no head/tail element
     const float inv_n = 1.0f / N;
