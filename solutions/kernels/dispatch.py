@@ -78,6 +78,14 @@ STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
 # variants_2015.txt; at 16384, 64 KB rows, 93.9% vs 93.0%: kept stream). bf16 rows stay stream (65536:
 # 85.1% vs 83.1%; 32768: 90.4% vs 84.7%).
 SOFTMAX_PIPE_MIN_ROW_BYTES_F32 = 64 * 1024
+# LayerNorm rows the block-per-row kernel would give 512 threads run as the pipe kernel on clusters of
+# LAYERNORM_PIPE_CLUSTER x 128 threads where clusters exist, up to LAYERNORM_PIPE_MAX_VECS vectors per thread
+# (32 KB rows). Measured on the H200 (docs/benchmarks/explore_2045/ln_512_rows.txt): fp32 7680 x 8192 93.2% of
+# copy vs 90.5% cached, bf16 7680 x 16384 92.4% vs 88.5% (cluster 1 x 512: 91.9 / 91.9%). fp32 16384 (64 KB
+# rows, 8 vectors) measured 92.9% vs 91.0% but that instance spills a register under the ticket kernels'
+# occupancy floor (NVRTC 13.5): it stays cached. bf16 8192 (16 KB rows) gets 256 threads and stays cached
+# (4 x 128 would give each thread only 2 vectors: 73.8%).
+LAYERNORM_PIPE_CLUSTER, LAYERNORM_PIPE_MAX_VECS = 4, 4
 # pipe kernels: where gamma/beta are read (SolPipeParams): global memory, shared memory (rows at any offset),
 # registers, shared memory as fp32 in a bank-spread layout (rows at any offset), shared memory for tensors whose
 # rows all start on 16-byte boundaries (no per-row offset branch); LayerNorm only: gamma/beta pairs side by side
@@ -106,7 +114,7 @@ PIPE_TPR = (128, 256, 512)
 PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc, sched)
     ("layernorm", 4, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
     ("layernorm", 4, False): (13, PSRC_PAIRS, SCHED_DYNAMIC),
-    ("layernorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
+    ("layernorm", 2, True): (8, PSRC_ALIGNED, SCHED_DYNAMIC),
     ("layernorm", 2, False): (8, PSRC_PAIRS, SCHED_DYNAMIC),
     ("rmsnorm", 4, True): (8, PSRC_REGS, SCHED_DYNAMIC),
     ("rmsnorm", 4, False): (13, PSRC_SHARED, SCHED_DYNAMIC),
@@ -277,6 +285,12 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         unroll = nv or (8 if (v == 1 and ctype == "float") else 4)
         return Plan(op, "stream", ctype, v, t, 1, unroll, 1, (M,), (t,))
 
+    def block512() -> Plan:  # a 512-thread block per row, or for LayerNorm the pipe kernel where it runs
+        if (kind is None and op == "layernorm" and allow_cluster and vec > 1 and N % vec == 0
+                and -(-nvec // (LAYERNORM_PIPE_CLUSTER * 128)) <= LAYERNORM_PIPE_MAX_VECS):
+            return pipe(LAYERNORM_PIPE_CLUSTER, 128)
+        return cached(512, 1)
+
     if kind == "stream":
         return stream()
     if kind == "pipe":
@@ -308,9 +322,9 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
                 # re-read rows still fit in L2 (bf16 softmax 16384: 79% cached vs 91% stream).
                 if t == 512 and kind is None and _softmax_stream_fits(op, N, itemsize, aligned, width):
                     return stream()
-                return cached(t, 1)
+                return block512() if t == 512 else cached(t, 1)
         if -(-nvec // 512) * vec <= WARP_ROW_MAX_ELEMS:
-            return cached(512, 1)
+            return block512()
         # Measured on the H200 (docs/benchmarks): past 512 x 32 elements, softmax with 16-byte rows runs
         # faster as the two-read stream kernel (the re-read hits L2) than with one 1024-thread block per SM;
         # long fp32 rows faster still as the pipe kernel, where clusters exist.

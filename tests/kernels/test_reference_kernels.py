@@ -102,6 +102,14 @@ def test_plan_paths_by_row_length():
     assert plan("layernorm", 8, 256, "bf16").tpr == 16               # half a warp per row, 8 rows/block
     assert plan("layernorm", 8, 256, "bf16").rpb == 8
     assert plan("layernorm", 8, 4096, "float32").tpr > 32            # block per row
+    # LayerNorm rows a 512-thread block would take, to 32 KB: the pipe kernel on 4 x 128-thread clusters (sm_90)
+    p = plan("layernorm", 8, 16384, "bf16")
+    assert (p.kind, p.cluster, p.tpr, p.nv, p.psrc) == ("pipe", 4, 128, 4, dispatch.PSRC_ALIGNED)
+    assert plan("layernorm", 8, 8192, "float32").kind == "pipe"
+    assert plan("layernorm", 8, 16384, "float32").kind == "cached"   # 64 KB rows: 8 vectors a thread
+    assert plan("layernorm", 8, 16384, "bf16", allow_cluster=False).kind == "cached"
+    assert plan("layernorm", 8, 16383, "bf16").kind == "cached"      # rows off 16 bytes: not measured there
+    assert plan("rmsnorm", 8, 16384, "bf16").kind == "cached"
     # rows too long for a 512-thread block: pipelined persistent clusters (sm_90), shapes from PIPE_TUNING
     p = plan("layernorm", 8, 65536, "float32")
     assert (p.kind, p.cluster, p.tpr, p.nv, p.psrc) == ("pipe", 8, 512, 4, dispatch.PSRC_ALIGNED)
