@@ -14,8 +14,10 @@ per shape, in microseconds:
   step      median time per further row
   tail      last CTA's end - median CTA end (clusters that finished late: static row assignment)
 plus CTAs per SM (min-max) and rows per cluster (min-max). span - rows x step is the fixed cost of one launch.
+--sched 0,1 times each shape's default pipe plan with rows dealt out statically (0) and by ticket (1).
 
     python benchmarks/pipe_timeline.py [--ns 32768,65536] [--ops layernorm,rmsnorm,softmax] [--m-scale 1,4] [--llmc]
+                                       [--sched 0,1]
 """
 from __future__ import annotations
 
@@ -41,6 +43,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     diagnosis_args(ap, "32768,65536")
     ap.add_argument("--m-scale", default="1", help="comma-separated multiples of the >= 4x L2 row count")
+    ap.add_argument("--sched", default="", help="comma-separated row schedules to force (0 static, 1 ticket); "
+                                                "default: the plan's own")
     args = ap.parse_args(argv)
     l2, timer, copy_bw = timer_and_ceiling(args.reps)
     modules: dict[str, cp.RawModule] = {}
@@ -63,18 +67,25 @@ def main(argv=None):
         for M0, N in shapes:
             for scale in (int(s) for s in args.m_scale.split(",")):
                 M = M0 * scale
-                for op in args.ops.split(","):
-                    p = rk.plan(op, M, N, cp.uint16 if dtype == "bf16" else cp.float32)
+                for op, sched in ((o, s) for o in args.ops.split(",") for s in (args.sched.split(",") or [""])):
+                    dt = cp.uint16 if dtype == "bf16" else cp.float32
+                    p = rk.plan(op, M, N, dt)
                     if p.kind != "pipe":
                         print(f"| {op} | {dtype} | {M} | {N} | `{p.name}` (not a pipe kernel) |")
                         continue
+                    config = {}
+                    if sched:  # the same launch shape, rows dealt out as asked
+                        config = dict(cluster=p.cluster, tpr=p.tpr, nv=p.nv, sched=int(sched))
+                        if p.nparams:
+                            config["psrc"] = p.psrc
+                        p = rk.plan(op, M, N, dt, kind="pipe", **config)
                     x_t, p_t = make_inputs(op, M, N, dtype, 7)
                     x = from_torch(x_t, dtype)
                     params = [from_torch(q, dtype) for q in p_t]
                     del x_t, p_t
                     nbytes = 2 * M * N * itemsize + len(params) * N * itemsize
                     y = cp.empty_like(x)
-                    rk.run(op, x, params, out=y)
+                    rk.run(op, x, params, out=y, kind="pipe" if config else None, config=config)
                     cp.cuda.Device().synchronize()
                     ref = reference(op, as_f64(x, dtype), [as_f64(q, dtype) for q in params])
                     err = rel_err(y, ref, dtype)
@@ -82,13 +93,14 @@ def main(argv=None):
                     if not err <= TOL[dtype]:
                         print(f"| {op} | {dtype} | {M} | {N} | `{p.name}` WRONG (rel err {err:.3g}) |")
                         continue
-                    event_us, _ = timer.median_us(lambda: rk.run(op, x, params, out=y))
+                    event_us, _ = timer.median_us(lambda: rk.run(op, x, params, out=y, kind="pipe" if config else None,
+                                                                  config=config))
                     ptr = modules[p.name].get_global("sol_diag_timeline")
                     n_cta = rk.launch_grid(p)
                     tl = cp.ndarray((4096, SLOTS), dtype=cp.uint64, memptr=ptr)
                     tl.fill(0)
                     timer.flush()
-                    rk.run(op, x, params, out=y)
+                    rk.run(op, x, params, out=y, kind="pipe" if config else None, config=config)
                     cp.cuda.Device().synchronize()
                     t = tl[:n_cta].get().astype(np.int64)
                     if (t[:, :5] == 0).any():
