@@ -10,6 +10,8 @@ the default computes wrong results on purpose; the differences in time are the s
                 distributed shared memory (-DSOL_DIAG_NO_EXCHANGE)
   no-reduce     pipe kernels: each thread keeps its own partial statistics, no shuffles, block barrier or
                 exchange (-DSOL_DIAG_NO_REDUCE)
+  no-exp        softmax: every exponential is one FMA instead of exp2f (-DSOL_DIAG_NO_EXP; LayerNorm and
+                RMSNorm have none: their control)
 no-exchange and no-reduce deal the pipe kernels' rows out statically (no message carries a row ticket), which
 the default build does only where PIPE_TUNING says so. Softmax (no parameters) is the control of no-params. What remains in no-reduce is loading, arithmetic and
 storing: where it is still under the copy ceiling, the row's own instructions and latency are the limit.
@@ -34,7 +36,7 @@ from speed_of_light import (TOL, as_f64, diagnosis_args, from_torch, make_inputs
 from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
 
 BUILDS = {"default": (), "no-params": ("-DSOL_DIAG_NO_PARAMS",), "no-exchange": ("-DSOL_DIAG_NO_EXCHANGE",),
-          "no-reduce": ("-DSOL_DIAG_NO_REDUCE",)}
+          "no-reduce": ("-DSOL_DIAG_NO_REDUCE",), "no-exp": ("-DSOL_DIAG_NO_EXP",)}
 VERIFIED = ("default",)
 
 

@@ -10,6 +10,13 @@
 // Compiled after common.cuh (the sol_* helpers): dispatch.source("softmax") joins the two (no #include).
 
 #define SOL_LOG2E 1.4426950408889634f
+// 2^x. Diagnosis build only (-DSOL_DIAG_NO_EXP, wrong results, benchmarks/stage_removal.py): one FMA instead
+// (no MUFU.EX2), to time the kernels without their exponentials.
+#if defined(SOL_DIAG_NO_EXP)
+__device__ __forceinline__ float softmax_exp2(float x) { return fmaf(x, 0x1p-20f, 1.0f); }
+#else
+__device__ __forceinline__ float softmax_exp2(float x) { return exp2f(x); }
+#endif
 
 template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
 __device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
@@ -41,13 +48,13 @@ __device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* _
     const float mx_l2 = mx * SOL_LOG2E;
 
     // exp(x - max) as 2^(x*log2e - max*log2e): one FFMA + one MUFU.EX2. Padding (-inf) gives 0.
-    ex = exp2f(fmaf(ex, SOL_LOG2E, -mx_l2));
+    ex = softmax_exp2(fmaf(ex, SOL_LOG2E, -mx_l2));
     float sum = ex;
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
 #pragma unroll
         for (int k = 0; k < W; ++k) {
-            v[i][k] = exp2f(fmaf(v[i][k], SOL_LOG2E, -mx_l2));
+            v[i][k] = softmax_exp2(fmaf(v[i][k], SOL_LOG2E, -mx_l2));
             sum += v[i][k];
         }
     }
@@ -82,8 +89,8 @@ softmax_cluster_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N)
 __device__ __forceinline__ void softmax_online_merge(float& m, float& s, float mb, float sb) {
     const float mn = fmaxf(m, mb);
     // Equal maxima (including both -inf) need no rescale; this also avoids (-inf) - (-inf) = NaN.
-    const float sa = (m == mn) ? s : s * exp2f(m - mn);
-    const float sbb = (mb == mn) ? sb : sb * exp2f(mb - mn);
+    const float sa = (m == mn) ? s : s * softmax_exp2(m - mn);
+    const float sbb = (mb == mn) ? sb : sb * softmax_exp2(mb - mn);
     m = mn;
     s = sa + sbb;
 }
@@ -123,7 +130,7 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
 #pragma unroll
         for (int u = 0; u < U; ++u) {
 #pragma unroll
-            for (int k = 0; k < W; ++k) cs += exp2f(fmaf(v[u][k], SOL_LOG2E, -cm_safe));
+            for (int k = 0; k < W; ++k) cs += softmax_exp2(fmaf(v[u][k], SOL_LOG2E, -cm_safe));
         }
         softmax_online_merge(m, s, cm, cs);
     }
@@ -158,7 +165,7 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
             const int c = base + u * TPR * W;
             if (c < N) {
 #pragma unroll
-                for (int k = 0; k < W; ++k) v[u][k] = exp2f(fmaf(v[u][k], SOL_LOG2E, -m)) * inv;
+                for (int k = 0; k < W; ++k) v[u][k] = softmax_exp2(fmaf(v[u][k], SOL_LOG2E, -m)) * inv;
                 sol_store<T, W, true>(yr + c, v[u]);
             }
         }
@@ -191,18 +198,18 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
         });
         mx = sol_pipe_allreduce<SolRedMax>(mx, sh, 0, it);
         const float mx_l2 = mx * SOL_LOG2E;
-        const float ee = exp2f(fmaf(ex, SOL_LOG2E, -mx_l2));
+        const float ee = softmax_exp2(fmaf(ex, SOL_LOG2E, -mx_l2));
         float sum = ee;
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
 #pragma unroll
-            for (int k = 0; k < W; ++k) sum += exp2f(fmaf(v[k], SOL_LOG2E, -mx_l2));
+            for (int k = 0; k < W; ++k) sum += softmax_exp2(fmaf(v[k], SOL_LOG2E, -mx_l2));
         });
         const float inv = 1.0f / sol_pipe_allreduce<SolRedSum>(sum, sh, 1, it);
         if (rank == 0 && t < rs.extras) sol_from_f32(yr + rs.extra_index(t), ee * inv);
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int i, int, const float (&v)[W]) {
             float o[W];
 #pragma unroll
-            for (int k = 0; k < W; ++k) o[k] = exp2f(fmaf(v[k], SOL_LOG2E, -mx_l2)) * inv;
+            for (int k = 0; k < W; ++k) o[k] = softmax_exp2(fmaf(v[k], SOL_LOG2E, -mx_l2)) * inv;
             sol_store<T, W, false, true>(yb + i * (CLUSTER * TPR * W), o);
         });
     });
