@@ -902,12 +902,15 @@ __device__ __forceinline__ void sol_st_shared_if(int* p, int v, bool take) {
 // launches (launches sharing one counter must run one after another, as on one stream). Rank 0's thread 0
 // draws; the ticket is read two rows later (its latency hidden) and travels with reduction 0
 // (sol_pipe_allreduce) of the row after next.
+// LATE (SCHED 2): tickets for each cluster's last rows only. The cluster takes S = max(4, M / G - 4) rows
+// statically (g, g + G, ... g + (S - 1)G) and then tickets (ticket t: row SG + t), drawn after its rows S - 4 on:
+// a launch draws M - G(S - 4) tickets. With S = 4 this is the plain ticket schedule.
 // ROWS16: the caller guarantees every row starts on 16 bytes (ex is then always `pad`).
 // row(q, ex, x0, r, it): x0 = element (lane % 32) of the row (element 0 past its end) when HEAD32, else 0;
 // it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's buffers alternate with it); row calls
 // sol_pipe_allreduce with k = 0 at least once. Control flow is cluster-uniform.
-template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, bool ROWS16 = false, class V,
-          int NRED, bool DYN, class Row>
+template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, bool ROWS16 = false,
+          bool LATE = false, class V, int NRED, bool DYN, class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
                                               unsigned* __restrict__ tickets, unsigned base,
                                               SolPipeShared<TPR, CLUSTER, V, NRED, DYN>& sh, Row row) {
@@ -927,20 +930,21 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     // 32-bit row indices and tickets (M < 2^31; tickets compare modulo 2^32): every register the loop keeps
     // costs the long-row kernels occupancy (64-bit ones cost fp32 LayerNorm 65536 its second CTA per SM).
     const int G = gridDim.x / CLUSTER, g = blockIdx.x / CLUSTER;
+    const int S = LATE ? max(4, M / G - 4) : 4;  // rows taken statically before the first ticket row
     int r = g, r1 = g + G;  // the rows in buffers a and b
     unsigned tka = 0, tkb = 0;  // rank 0's thread 0: the tickets it drew after its last a and b rows
     constexpr bool kDyn = SolPipeShared<TPR, CLUSTER, V, NRED, DYN>::kDyn;
     // Before row `it`: the row of iteration it + 2 goes to trow / tsend (from the ticket drawn after row it - 2).
     auto publish = [&](int it, unsigned tk) {
         if constexpr (kDyn) {
-            const long long nr = it < 2 ? g + (2LL + it) * G : 4LL * G + (tk - base);
+            const long long nr = it + 2 < S ? g + (2LL + it) * G : (long long)S * G + (tk - base);
             sol_st_shared_if(&(CLUSTER > 1 ? sh.tsend : sh.trow)[it & 1], (int)min(nr, (long long)M),
                              rank == 0 && t == 0);
         }
     };
-    // After a row (its stores issued, its buffer dead: the fewest live registers), the ticket for 4 rows later.
-    auto draw = [&](unsigned& tk) {
-        if constexpr (kDyn) tk = sol_ticket(tickets, rank == 0 && t == 0);
+    // After row `it` (its stores issued, its buffer dead: the fewest live registers), the ticket for 4 rows later.
+    auto draw = [&](unsigned& tk, int it) {
+        if constexpr (kDyn) tk = sol_ticket(tickets, rank == 0 && t == 0 && it + 4 >= S);
     };
     auto after = [&](int it, int rr) -> int {  // the row of iteration it + 2
         if constexpr (kDyn) return sh.trow[it & 1];
@@ -964,7 +968,7 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         if (r1 < M) issue(r1, b, eb, fb);
         publish(it, tka);
         row(a, ea, fa, r, it);
-        draw(tka);
+        draw(tka, it);
         if (it == 0) sol_diag_stamp(3);
         if (r1 >= M) {
             ++it;
@@ -974,7 +978,7 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         if (r < M) issue(r, a, ea, fa);
         publish(it + 1, tkb);
         row(b, eb, fb, r1, it + 1);
-        draw(tkb);
+        draw(tkb, it + 1);
         r1 = after(it + 1, r1);
     }
     sol_diag_stamp(4);

@@ -109,7 +109,12 @@ PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers an
 # H200 (docs/benchmarks/explore_1930) +2 to +7.5 points of copy at 12 of the 15 long-row shapes, e.g. fp32
 # softmax 65536 87% -> 92%, bf16 LayerNorm 8192 x 50257 72% -> 79%; not for bf16 RMSNorm / softmax rows that
 # are not 16-byte aligned (8192 x 50257: 88% -> 76% and 83% -> 76%: static rows there).
-SCHED_STATIC, SCHED_DYNAMIC = 0, 1
+# SCHED_LATE: rows dealt out statically except each cluster's last ~4, which go by ticket (LATE in sol_pipe_rows):
+# the static rows' speed without their tail. bf16 RMSNorm 8192 x 50257: 89.7% vs 88.1% static and 85.2% by ticket
+# (same run, docs/benchmarks/explore_2045/late_tickets.txt); bf16 softmax there stays static (the ticket build
+# holds one CTA per SM fewer: 76.5%); aligned rows keep plain tickets (bf16 LayerNorm 65536: 91.5% vs 90.7%).
+SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE = 0, 1, 2
+SCHEDS = (SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE)
 PIPE_TPR = (128, 256, 512)
 PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc, sched)
     ("layernorm", 4, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
@@ -119,12 +124,19 @@ PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc, sched)
     ("rmsnorm", 4, True): (8, PSRC_REGS, SCHED_DYNAMIC),
     ("rmsnorm", 4, False): (13, PSRC_SHARED, SCHED_DYNAMIC),
     ("rmsnorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
-    ("rmsnorm", 2, False): (8, PSRC_SHARED, SCHED_STATIC),
+    ("rmsnorm", 2, False): (8, PSRC_SHARED, SCHED_LATE),
     ("softmax", 4, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
     ("softmax", 4, False): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
     ("softmax", 2, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
     ("softmax", 2, False): (16, PSRC_GLOBAL, SCHED_STATIC),
 }
+
+
+def pipe_tickets(p: Plan, grid: int) -> int:
+    """Row tickets one launch of a ticketed pipe plan on `grid` CTAs draws (sol_pipe_rows in common.cuh)."""
+    M, G = p.grid[0] // p.cluster, grid // p.cluster
+    late = max(4, M // G - 4) - 4 if p.sched == SCHED_LATE else 0  # rows per cluster before the first draw
+    return M - G * late
 
 
 def source_files(op: str) -> tuple[Path, Path]:
@@ -183,7 +195,7 @@ class Plan:
     block: tuple
     nparams: int = 0  # pipe: parameter vectors (gamma, beta)
     psrc: int = 0     # pipe: where the parameters are read (PSRC_*)
-    sched: int = 0    # pipe: rows dealt out statically (0) or by ticket (1, SCHED_DYNAMIC)
+    sched: int = 0    # pipe: rows dealt out statically (0), by ticket (1) or by ticket at the end (2): SCHEDS
 
     @property
     def shared_bytes(self) -> int:
@@ -273,9 +285,9 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if src in PSRC_IN_SHARED and shared > MAX_DYNAMIC_SHARED:
             raise ValueError(f"{shared} bytes of parameters do not fit one CTA's shared memory")
         sch = PIPE_TUNING[(op, itemsize, N % vec == 0)][2] if sched is None else sched
-        if sch not in (SCHED_STATIC, SCHED_DYNAMIC):
-            raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows) or {SCHED_DYNAMIC} "
-                             "(rows by ticket)")
+        if sch not in SCHEDS:
+            raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows), {SCHED_DYNAMIC} (rows by ticket) "
+                             f"or {SCHED_LATE} (static, the last rows by ticket)")
         return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src, sch)
 
     def stream() -> Plan:
@@ -444,9 +456,10 @@ class ReferenceKernels:
             if self._tickets is None:
                 self._tickets = _array_module(args[0]).zeros(1, dtype=np.uint32)
             args = args + (self._tickets, np.uint32(self._ticket_base))
-        fn((self.launch_grid(p),), p.block, args, shared_mem=smem)
-        if p.kind == "pipe" and p.sched == SCHED_DYNAMIC:
-            self._ticket_base = (self._ticket_base + p.grid[0] // p.cluster) % (1 << 32)  # M tickets drawn
+        grid = self.launch_grid(p)
+        fn((grid,), p.block, args, shared_mem=smem)
+        if p.kind == "pipe" and p.sched != SCHED_STATIC:
+            self._ticket_base = (self._ticket_base + pipe_tickets(p, grid)) % (1 << 32)
 
     def launch_grid(self, p: Plan) -> int:
         """CTAs actually launched: a pipe plan runs as many clusters as fit at once (at most one per row)."""

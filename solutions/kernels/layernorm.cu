@@ -162,7 +162,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     sol_diag_stamp(0);
     using P = typename SolIf<PSRC == 5, SolParamPairs<T, W, TPR, NV, CLUSTER>,
                              SolParamsTwo<T, SolPipeParams<T, W, TPR, NV, CLUSTER, PSRC>>>::type;
-    __shared__ SolPipeShared<TPR, CLUSTER, float2, 1, SCHED == 1> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float2, 1, SCHED != 0> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
@@ -176,7 +176,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     // for one (at the occupancy floor NVRTC 13.5 spilled 8 bytes without this)
     constexpr bool kRows16 = PSRC == 4;
     const float inv_n = 1.0f / N;  // a reciprocal once, not a division a row
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true, kRows16>(x, M, N, 0.0f, tickets, base, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true, kRows16, SCHED == 2>(x, M, N, 0.0f, tickets, base, sh,
                                                 [&](const uint4 (&q)[NV], float ex, float head, long long row, int it) {
         const float K = sol_warp_allreduce<SolSum>(head) * (1.0f / 32);  // identical in every warp
         const SolRowSplit<T, W> rs(x + row * N, N);

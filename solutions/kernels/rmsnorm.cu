@@ -138,7 +138,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     static_assert(PSRC >= 0 && PSRC <= 4, "parameter pairs (PSRC 5) are LayerNorm's");
     sol_diag_stamp(0);
-    __shared__ SolPipeShared<TPR, CLUSTER, float, 1, SCHED == 1> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float, 1, SCHED != 0> sh;
     extern __shared__ uint4 sol_param_smem[];
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
@@ -150,7 +150,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
     constexpr bool kRows16 = PSRC == 4;  // planned only when every row starts on 16 bytes: no head/tail element
     const float inv_n = 1.0f / N;
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, kRows16>(x, M, N, 0.0f, tickets, base, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, kRows16, SCHED == 2>(x, M, N, 0.0f, tickets, base, sh,
                                           [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;

@@ -183,10 +183,10 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
                     unsigned* __restrict__ tickets, unsigned base) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");
     sol_diag_stamp(0);
-    __shared__ SolPipeShared<TPR, CLUSTER, float, 2, SCHED == 1> sh;
+    __shared__ SolPipeShared<TPR, CLUSTER, float, 2, SCHED != 0> sh;
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER>(x, M, N, SolMax::identity(), tickets, base, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, false, SCHED == 2>(x, M, N, SolMax::identity(), tickets, base, sh,
                                           [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;

@@ -125,10 +125,12 @@ def test_plan_paths_by_row_length():
     assert plan("rmsnorm", 8, 50257, "float32").psrc == dispatch.PSRC_SHARED  # rows at every offset
     assert plan("softmax", 8, 50257, "bf16").cluster == 8
     assert plan("softmax", 8, 50257, "float32").cluster == 8
-    # rows by ticket, except bf16 RMSNorm / softmax rows at other 16-byte offsets (measured slower there)
+    # rows by ticket, except bf16 RMSNorm / softmax rows at other 16-byte offsets (measured slower there):
+    # RMSNorm takes tickets only for the last rows, softmax none
     assert {plan(op, 8, n, dt).sched for op in ("layernorm", "rmsnorm", "softmax") for dt in ("float32", "bf16")
-            for n in (32768, 50257) if not (dt == "bf16" and n == 32768 and op == "softmax")} == {1, 0}
-    assert plan("rmsnorm", 8, 50257, "bf16").sched == plan("softmax", 8, 50257, "bf16").sched == 0
+            for n in (32768, 50257) if not (dt == "bf16" and n == 32768 and op == "softmax")} == {0, 1, 2}
+    assert plan("rmsnorm", 8, 50257, "bf16").sched == dispatch.SCHED_LATE
+    assert plan("softmax", 8, 50257, "bf16").sched == dispatch.SCHED_STATIC
     assert plan("rmsnorm", 8, 32768, "bf16").sched == plan("layernorm", 8, 50257, "bf16").sched == 1
     assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1>")
     assert plan("softmax", 8, 65536, "bf16").kind == "stream"        # 128 KB rows: the re-read hits L2
@@ -146,7 +148,7 @@ def test_plan_rejects_bad_requests():
     with pytest.raises(ValueError):
         plan("gelu", 4, 4, "float32")
     with pytest.raises(ValueError, match="sched"):
-        plan("softmax", 8, 65536, "float32", kind="pipe", cluster=8, tpr=128, sched=2)
+        plan("softmax", 8, 65536, "float32", kind="pipe", cluster=8, tpr=128, sched=3)
     with pytest.raises(TypeError):
         plan("softmax", 4, 4, "float64")
     with pytest.raises(ValueError):
@@ -302,19 +304,20 @@ def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, d
     the next row's loads are in flight, odd and even row counts (the loop is unrolled by two), parameters in
     global memory, registers and shared memory (the tensor's type; fp32 spread; aligned rows only; LayerNorm's
     gamma/beta pairs); N = 1029 / 131 rows start at every 16-byte offset, where the register copy (filled for
-    the first row's offset) must fall back to global memory. Rows dealt out statically and by ticket: a
-    ticketed launch must draw exactly M tickets (the next launch's rows are counted from there; poisoned output
-    would show a row skipped)."""
+    the first row's offset) must fall back to global memory. Rows dealt out statically, by ticket, and by
+    ticket for each CTA's last rows (37 rows on 3 CTAs: 8 static rows each first): a ticketed launch must draw
+    exactly the tickets dispatch.pipe_tickets counts (the next launch's rows are counted from there; poisoned
+    output would show a row skipped)."""
     kernels = _cpu_backend_or_skip()
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
     rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=3)
     rng = np.random.default_rng(12)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
     case = 0
-    for M, N, tpr in ((7, 1029, 64), (8, 1024, 128), (2, 131, 32), (4, 131, 32), (9, 1029, 64)):
+    for M, N, tpr in ((7, 1029, 64), (8, 1024, 128), (2, 131, 32), (4, 131, 32), (9, 1029, 64), (37, 131, 32)):
         for psrc in {"layernorm": (0, 1, 2, 3, 4, 5), "rmsnorm": (0, 1, 2, 3, 4)}.get(op, (None,)):
             case += 1
-            config = {"tpr": tpr, "psrc": psrc, "sched": case % 2}  # rows static / by ticket, alternately
+            config = {"tpr": tpr, "psrc": psrc, "sched": case % 3}  # static / by ticket / late tickets in turn
             if psrc == dispatch.PSRC_ALIGNED and N % (8 if dtype == "bf16" else 4):
                 with pytest.raises(ValueError, match="16-byte boundary"):  # rows at other offsets
                     rk.plan(op, M, N, np_dtype, kind="pipe", **config)
@@ -403,7 +406,7 @@ PIPE_SHAPES = ((1, 512), (1, 1024), (2, 512), (2, 1024), (4, 512), (4, 1024), (8
 def test_gpu_pipe_kernels_match_float64(op, dtype):
     """Every pipelined launch shape and parameter source, with 2 clusters looping over the rows (odd and even
     row counts per cluster) and with the driver-sized grid, on aligned and misaligned rows, rows dealt out
-    statically and by ticket (alternately)."""
+    statically, by ticket and by ticket for the last rows (in turn; 37 rows on 2 clusters: 14 static rows each)."""
     cp = pytest.importorskip("cupy")
     rng = np.random.default_rng(6)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
@@ -416,7 +419,7 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
             for c, t in PIPE_SHAPES:
                 for psrc in {"layernorm": (0, 1, 2, 3, 4, 5), "rmsnorm": (0, 1, 2, 3, 4)}.get(op, (None,)):
                     case += 1
-                    config = {"cluster": c, "tpr": t, "psrc": psrc, "sched": case % 2}
+                    config = {"cluster": c, "tpr": t, "psrc": psrc, "sched": case % 3}
                     try:
                         p = rk.plan(op, M, N, np_dtype, kind="pipe", **config)
                     except ValueError:
@@ -425,7 +428,7 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
                     rk.run(op, x, params, out=y, kind="pipe", config=config)
                     assert clusters is None or rk.launch_grid(p) == min(M, clusters) * c
                     check_output(op, cp.asnumpy(y), exact, dtype)
-                    assert int(rk._tickets.get()[0]) == rk._ticket_base  # exactly M row tickets drawn
+                    assert int(rk._tickets.get()[0]) == rk._ticket_base  # exactly the tickets pipe_tickets counts
         assert clusters or rk.resident_error is None, rk.resident_error
 
 
