@@ -898,7 +898,7 @@ __device__ __forceinline__ void sol_st_shared_if(int* p, int v, bool take) {
 // `base`, the tickets of earlier launches) is its row 4 rows later, 4G + t. Measured on the H200
 // (docs/benchmarks): with static rows the clusters that ran slower finished up to 15 us (1920 x 65536) to 60 us
 // (8192 x 50257) after the median one. Exactly one ticket is drawn per row (also after a cluster's last rows,
-// those tickets go unused), so a launch uses M tickets and the host advances `base` by M: no reset between
+// those tickets go unused), so a launch uses M tickets (LATE: see below) and the host advances `base` by M: no reset between
 // launches (launches sharing one counter must run one after another, as on one stream). Rank 0's thread 0
 // draws; the ticket is read two rows later (its latency hidden) and travels with reduction 0
 // (sol_pipe_allreduce) of the row after next.

@@ -13,7 +13,7 @@ libraries dispatch:
   each looping over rows) that keep the NEXT row's loads in flight in a second register buffer while the
   current row is reduced and written; partial sums cross CTAs with st.async + mbarrier (no cluster
   barrier), parameters stay in shared memory or registers, rows go to whichever cluster draws the next
-  ticket (or are dealt out statically). Launch shape from PIPE_TUNING (measured).
+  ticket (or are dealt out statically, or statically but for each cluster's last rows). Launch shape from PIPE_TUNING (measured).
 * ``cluster`` the same rows without the pipeline: one thread-block cluster of 4-8 CTAs per row, partial
   sums through distributed shared memory (kept for comparison and for unaligned tensors).
 * ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (fp32: to 64 KB where clusters exist; measured

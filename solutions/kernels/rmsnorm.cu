@@ -129,7 +129,7 @@ rmsnorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* _
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows); gamma from PSRC (SolPipeParams: 0 global, 1 shared
 // memory, 2 registers, 3 spread fp32, 4 aligned rows). Dynamic shared memory: SolPipeParams<...>::kBytes.
-// SCHED: rows static (0) or by ticket (1), see sol_pipe_rows.
+// SCHED: rows static (0), by ticket (1) or by ticket for the last rows (2), see sol_pipe_rows.
 template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER)
 __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 1 : 0, SCHED>()))

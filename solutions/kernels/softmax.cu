@@ -175,8 +175,8 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows); two rounds (max, then sum), which measured faster
 // than one round of online (max, sum) pairs. exp is computed twice (for the sum, for the output)
-// rather than kept: the registers hold the next row instead. SCHED: rows static (0) or by ticket (1), see
-// sol_pipe_rows.
+// rather than kept: the registers hold the next row instead. SCHED: rows static (0), by ticket (1) or by
+// ticket for the last rows (2), see sol_pipe_rows.
 template <typename T, int W, int TPR, int NV, int CLUSTER, int SCHED>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, 0, SCHED>()))
 softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
