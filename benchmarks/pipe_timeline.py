@@ -31,8 +31,8 @@ import cupy as cp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed_of_light import (TOL, as_f64, diagnosis_args, from_torch, make_inputs, reference,  # noqa: E402
-                            rel_err, timer_and_ceiling)
+from speed_of_light import (TOL, as_f64, diagnosis_args, diagnosis_shapes, from_torch, make_inputs,  # noqa: E402
+                            reference, rel_err, timer_and_ceiling)
 
 from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
 
@@ -61,10 +61,7 @@ def main(argv=None):
     print("|---|---|---:|---:|---|---:|" + "---:|" * len(cols) + "---|---|---:|")
     for dtype in args.dtypes.split(","):
         itemsize = 2 if dtype == "bf16" else 4
-        shapes = [(-(-4 * l2 // (int(n) * itemsize)), int(n)) for n in args.ns.split(",")]
-        if args.llmc:
-            shapes.append((8192, 50257))
-        for M0, N in shapes:
+        for M0, N in diagnosis_shapes(args, l2, itemsize):
             for scale in (int(s) for s in args.m_scale.split(",")):
                 M = M0 * scale
                 for op, sched in ((o, s) for o in args.ops.split(",") for s in (args.sched.split(",") or [""])):

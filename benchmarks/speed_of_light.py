@@ -85,6 +85,17 @@ def copy_gbps(timer: Timer, nbytes: int) -> tuple[float, float]:
     return 2 * nbytes / us / 1e3, us
 
 
+def rows_4x_l2(l2: int, N: int, itemsize: int) -> int:
+    """The sweep's M for row length N: the fewest rows that make each tensor >= 4x L2."""
+    return -(-4 * l2 // (N * itemsize))
+
+
+def diagnosis_shapes(args, l2: int, itemsize: int) -> list[tuple[int, int]]:
+    """(M, N) of the diagnosis scripts: --ns at rows_4x_l2, plus llm.c's 8192 x 50257 with --llmc."""
+    shapes = [(rows_4x_l2(l2, int(n), itemsize), int(n)) for n in args.ns.split(",")]
+    return shapes + [LLM_C[-1]] if args.llmc else shapes
+
+
 def diagnosis_args(ap, ns: str) -> None:
     """The shape and timing options of the diagnosis scripts (stage_removal.py, pipe_timeline.py)."""
     ap.add_argument("--ns", default=ns)
@@ -360,7 +371,7 @@ def main(argv=None):
     for dtype in dtypes:
         itemsize = 2 if dtype == "bf16" else 4
         for N in sweep:
-            M = 64 if args.quick else -(-4 * l2 // (N * itemsize))
+            M = 64 if args.quick else rows_4x_l2(l2, N, itemsize)
             cases.append((dtype, M, N, True))
         if not args.quick:
             cases += [(dtype, M, N, False) for M, N in LLM_C]

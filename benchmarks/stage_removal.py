@@ -30,8 +30,8 @@ from pathlib import Path
 import cupy as cp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed_of_light import (TOL, as_f64, diagnosis_args, from_torch, make_inputs, reference,  # noqa: E402
-                            rel_err, timer_and_ceiling)
+from speed_of_light import (TOL, as_f64, diagnosis_args, diagnosis_shapes, from_torch, make_inputs,  # noqa: E402
+                            reference, rel_err, timer_and_ceiling)
 
 from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
 
@@ -53,10 +53,7 @@ def main(argv=None):
     print("|---|---|---:|---:|---|" + "---:|" * len(builds))
     for dtype in args.dtypes.split(","):
         itemsize = 2 if dtype == "bf16" else 4
-        shapes = [(-(-4 * l2 // (int(n) * itemsize)), int(n)) for n in args.ns.split(",")]
-        if args.llmc:
-            shapes.append((8192, 50257))
-        for M, N in shapes:
+        for M, N in diagnosis_shapes(args, l2, itemsize):
             for op in args.ops.split(","):
                 x_t, p_t = make_inputs(op, M, N, dtype, 7)
                 x = from_torch(x_t, dtype)
