@@ -857,17 +857,23 @@ __device__ __forceinline__ void sol_diag_stamp(int, unsigned long long = 0) {}
 __device__ __forceinline__ unsigned sol_diag_smid() { return 0; }
 #endif
 
-// Pipe kernels with dynamic rows (SCHED = 1) ask ptxas for a minimum of CTAs per SM (__launch_bounds__): as many
-// as registers for the two row buffers (+ parameters held in registers) + 32 others allow. Without it the ticket
-// code cost some kernels a CTA per SM (fp32 LayerNorm 65536: 64 -> 70 registers, 2 -> 1 CTAs of 512 threads),
-// measured 20 points slower; 40 spare registers instead of 32 cost bf16 LayerNorm 65536 a CTA per SM (84.7% ->
-// 74.6% of copy). Every default instance compiles without spills at 32 (the spill test).
+// Pipe kernels with rows by ticket (SCHED = 1, 2) ask ptxas for a minimum of CTAs per SM (__launch_bounds__): as
+// many as registers for the two row buffers (+ parameters held in registers) + SPARE others allow. Without a
+// minimum the ticket code cost some kernels a CTA per SM (fp32 LayerNorm 65536: 64 -> 70 registers, 2 -> 1 CTAs
+// of 512 threads), measured 20 points slower; SPARE = 40 instead of 32 cost bf16 LayerNorm 65536 a CTA per SM
+// (84.7% -> 74.6% of copy); 24 gains a CTA per SM where the kernel fits without spills (dispatch.py chooses:
+// PIPE_FLOOR_SPARE_REGS, PIPE_FLOOR_TUNED). Every default instance compiles without spills (the spill test).
 // SCHED = 0 (static rows) leaves the choice to ptxas (a minimum of 0 = no bound).
-template <int TPR, int NV, int PARAM_REGS, int SCHED>
+// The register file is four 16384-register quarters, one per scheduler, each holding whole warps: k CTAs of
+// TPR / 32 warps need ceil(k * TPR / 128) warps' registers in one quarter (5-warp CTAs: 6 per SM fit 64 registers a
+// thread, not 68). Counting the SM's 65536 as one pool, 7-warp CTAs got a floor whose registers did not fit and
+// spilled (bf16 LayerNorm 8 x 224 x 8: 164 bytes at 80 registers).
+template <int TPR, int NV, int PARAM_REGS, int SCHED, int SPARE>
 __host__ __device__ constexpr int sol_pipe_min_ctas() {
-    constexpr int regs = (8 * NV + 4 * NV * PARAM_REGS + 32 + 7) / 8 * 8;
-    constexpr int k = 65536 / (TPR * regs);
-    return SCHED == 0 ? 0 : k < 1 ? 1 : (k > 2048 / TPR ? 2048 / TPR : k);
+    constexpr int regs = (8 * NV + 4 * NV * PARAM_REGS + SPARE + 7) / 8 * 8;
+    int k = 2048 / TPR;
+    while (k > 1 && (k * (TPR / 32) + 3) / 4 * 32 * regs > 16384) --k;
+    return SCHED == 0 ? 0 : k;
 }
 
 // One ticket from *p if take, else 0: a predicated atom (no branch; and no "memory" clobber: the counter orders

@@ -94,8 +94,9 @@ PSRC_GLOBAL, PSRC_SHARED, PSRC_REGS, PSRC_SPREAD, PSRC_ALIGNED, PSRC_PAIRS = 0, 
 PSRC_IN_SHARED = (PSRC_SHARED, PSRC_SPREAD, PSRC_ALIGNED, PSRC_PAIRS)
 REGS_PER_SM = 65536
 PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers and parameter registers
-# Pipe kernels by default: 8-CTA clusters with the fewest threads per CTA (PIPE_TPR) for which a thread holds
-# at most `max_vecs` 16-byte vectors per row buffer, and parameters from `psrc`. Keyed by (op, element bytes,
+# Pipe kernels by default: 8-CTA clusters, threads per CTA (PIPE_TPR) such that a thread holds at most `max_vecs`
+# 16-byte vectors per row buffer and the row is padded least (ties: the fewest threads), parameters from `psrc`,
+# rows scheduled by `sched`. Keyed by (op, element bytes,
 # every row at one 16-byte offset). Measured on the H200 at 32768 / 65536 / 8192 x 50257 over clusters of
 # 1-8 x 128-512 threads and every parameter source (docs/benchmarks/README.md, explore_pipe/): small CTAs
 # with many vectors in flight won, except that LayerNorm rows keep 4 vectors (fp32 65536: 86% of copy at
@@ -107,15 +108,23 @@ PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers an
 # One 512-thread CTA per softmax row lost to 8 x 128 (bf16 50257: 82% vs 83%, 32768: 71% vs 82%).
 # Rows by ticket (SCHED_DYNAMIC, sol_pipe_rows in common.cuh) instead of dealt out statically: measured on the
 # H200 (docs/benchmarks/explore_1930) +2 to +7.5 points of copy at 12 of the 15 long-row shapes, e.g. fp32
-# softmax 65536 87% -> 92%, bf16 LayerNorm 8192 x 50257 72% -> 79%; not for bf16 RMSNorm / softmax rows that
-# are not 16-byte aligned (8192 x 50257: 88% -> 76% and 83% -> 76%: static rows there).
+# softmax 65536 87% -> 92%, bf16 LayerNorm 8192 x 50257 72% -> 79%. At 8 x 128 threads bf16 RMSNorm / softmax
+# rows at every 16-byte offset lost with tickets (8192 x 50257: 88% -> 76% and 83% -> 76%); at 8 x 160 threads
+# (below) with one CTA per SM more (PIPE_FLOOR_TUNED) they gain: 94.7% and 85.5%
+# (docs/benchmarks/explore_2230/spare_regs.txt).
 # SCHED_LATE: rows dealt out statically except each cluster's last ~4, which go by ticket (LATE in sol_pipe_rows):
-# the static rows' speed without their tail. bf16 RMSNorm 8192 x 50257: 89.7% vs 88.1% static and 85.2% by ticket
-# (same run, docs/benchmarks/explore_2045/late_tickets.txt); bf16 softmax there stays static (the ticket build
-# holds one CTA per SM fewer: 76.5%); aligned rows keep plain tickets (bf16 LayerNorm 65536: 91.5% vs 90.7%).
+# the static rows' speed without their tail. bf16 RMSNorm 8192 x 50257 at 8 x 128: 89.7% vs 88.1% static and
+# 85.2% by ticket (docs/benchmarks/explore_2045/late_tickets.txt); no default since 8 x 160 threads took plain
+# tickets past it (explore_2230); aligned rows keep plain tickets (bf16 LayerNorm 65536: 91.5% vs 90.7%).
 SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE = 0, 1, 2
 SCHEDS = (SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE)
-PIPE_TPR = (128, 256, 512)
+# Threads per CTA: any whole number of warps from 128 to 512, so the 8 CTAs' vector slots fit the row closely
+# (pipe_tpr_order): 8192 x 50257 (6283 bf16 / 12565 fp32 vectors) at 8 x 160 threads pads the row 2% instead of
+# 12% / 6% at 8 x 128 (where rank 0 holds 7 of every thread's vectors and rank 7 holds 6). Measured on the H200
+# (docs/benchmarks/explore_2230/tpr_balance.txt), before the occupancy floor change: fp32 LayerNorm / RMSNorm /
+# softmax 95.2 / 95.0 / 93.7% -> 96.0% of copy each, bf16 LayerNorm 80.2 -> 83.3%, bf16 RMSNorm 89.4% (128, late
+# tickets) -> 90.7% (160, by ticket). Rows that 8 x 128 x nv fits exactly (32768, 65536) keep their shape.
+PIPE_TPR = tuple(range(128, 513, 32))
 PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc, sched)
     ("layernorm", 4, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
     ("layernorm", 4, False): (13, PSRC_PAIRS, SCHED_DYNAMIC),
@@ -124,12 +133,35 @@ PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc, sched)
     ("rmsnorm", 4, True): (8, PSRC_REGS, SCHED_DYNAMIC),
     ("rmsnorm", 4, False): (13, PSRC_SHARED, SCHED_DYNAMIC),
     ("rmsnorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
-    ("rmsnorm", 2, False): (8, PSRC_SHARED, SCHED_LATE),
+    ("rmsnorm", 2, False): (8, PSRC_SHARED, SCHED_DYNAMIC),
     ("softmax", 4, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
     ("softmax", 4, False): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
     ("softmax", 2, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
-    ("softmax", 2, False): (16, PSRC_GLOBAL, SCHED_STATIC),
+    ("softmax", 2, False): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
 }
+
+
+# The occupancy floor of pipe kernels with rows by ticket (sol_pipe_min_ctas in common.cuh): as many CTAs per SM as
+# the two row buffers + PIPE_FLOOR_SPARE_REGS registers allow. Fewer spare registers give more CTAs per SM where the
+# kernel still compiles without spills, which ptxas alone knows: PIPE_FLOOR_TUNED lists instances measured faster
+# and compiled spill-free (NVRTC 13.5, sm_90; the spill test compiles every benchmark default). bf16 8192 x 50257
+# at 8 x 160 threads x 5 vectors, 24 spare registers: 6 CTAs per SM instead of 5 (64 registers), LayerNorm 83.3 ->
+# 86.9%, RMSNorm 91.3 -> 94.7%, softmax 79.6 -> 85.5% of copy (H200, same run, docs/benchmarks/explore_2230/
+# spare_regs.txt). 24 wherever that adds a CTA per SM (within 1024 threads) spilled in 69 of the 444 default pipe
+# instances over N = 2048 ... 140000 (e.g. bf16 LayerNorm 8 x 128 x 5 with aligned rows: 24 bytes).
+PIPE_FLOOR_SPARE_REGS = 32
+PIPE_FLOOR_TUNED = {  # (op, itemsize, tpr, nv, psrc) -> spare registers
+    ("layernorm", 2, 160, 5, PSRC_PAIRS): 24,
+    ("rmsnorm", 2, 160, 5, PSRC_SHARED): 24,
+    ("softmax", 2, 160, 5, PSRC_GLOBAL): 24,
+}
+
+
+def pipe_tpr_order(nvec: int, cluster: int, max_vecs: int, tprs=PIPE_TPR) -> list[int]:
+    """Threads per CTA for a row of nvec vectors on `cluster` CTAs, best first: at most max_vecs vectors a
+    thread, the fewest padded vector slots (cluster x tpr x vectors a thread), then the fewest threads."""
+    fits = [t for t in tprs if -(-nvec // (cluster * t)) <= max_vecs]
+    return sorted(fits, key=lambda t: (t * -(-nvec // (cluster * t)), t))
 
 
 def pipe_tickets(p: Plan, grid: int) -> int:
@@ -196,6 +228,7 @@ class Plan:
     nparams: int = 0  # pipe: parameter vectors (gamma, beta)
     psrc: int = 0     # pipe: where the parameters are read (PSRC_*)
     sched: int = 0    # pipe: rows dealt out statically (0), by ticket (1) or by ticket at the end (2): SCHEDS
+    spare: int = 32   # pipe: registers the occupancy floor of ticketed rows leaves besides the row buffers
 
     @property
     def shared_bytes(self) -> int:
@@ -209,7 +242,7 @@ class Plan:
         if self.kind == "cached":
             return f"{self.op}_kernel<{self.ctype},{self.vec},{self.tpr},{self.rpb},{self.nv}>"
         if self.kind == "pipe":
-            tail = (f",{self.psrc}" if self.nparams else "") + f",{self.sched}"
+            tail = (f",{self.psrc}" if self.nparams else "") + f",{self.sched},{self.spare}"
             return f"{self.op}_pipe_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}{tail}>"
         if self.kind == "cluster":
             return f"{self.op}_{self.kind}_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
@@ -223,12 +256,12 @@ class Plan:
 def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
          allow_cluster: bool = True, tpr: int | None = None, cluster: int | None = None,
          rpb: int | None = None, nv: int | None = None, psrc: int | None = None,
-         sched: int | None = None) -> Plan:
+         sched: int | None = None, spare: int | None = None) -> Plan:
     """Pick the kernel and launch configuration for an (M, N) problem.
 
     ``aligned``: x, y and the parameters all start on 16-byte boundaries (rows themselves may not:
     the cached/cluster kernels peel a scalar head/tail per row). ``kind`` forces one of KINDS and
-    ``tpr``/``cluster``/``rpb``/``nv``/``psrc``/``sched`` force a configuration (benchmarks use them to
+    ``tpr``/``cluster``/``rpb``/``nv``/``psrc``/``sched``/``spare`` force a configuration (benchmarks use them to
     compare); None picks the default.
     """
     if op not in OPS:
@@ -288,7 +321,10 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if sch not in SCHEDS:
             raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows), {SCHED_DYNAMIC} (rows by ticket) "
                              f"or {SCHED_LATE} (static, the last rows by ticket)")
-        return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src, sch)
+        spr = PIPE_FLOOR_TUNED.get((op, itemsize, t, n, src), PIPE_FLOOR_SPARE_REGS) if spare is None else spare
+        if not 0 <= spr <= 224:
+            raise ValueError(f"spare={spr}: registers besides the row buffers, 0-224")
+        return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src, sch, spr)
 
     def stream() -> Plan:
         v = width if (aligned and N % width == 0) else 1
@@ -345,12 +381,11 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             return stream()
         if kind is None and allow_cluster and vec > 1:
             max_vecs = PIPE_TUNING[(op, itemsize, N % vec == 0)][0]
-            for t in PIPE_TPR:
-                if -(-nvec // (MAX_CLUSTER * t)) <= max_vecs:
-                    try:
-                        return pipe(MAX_CLUSTER, t)
-                    except ValueError:
-                        pass  # too many registers or too much shared memory: next shape
+            for t in pipe_tpr_order(nvec, MAX_CLUSTER, max_vecs):
+                try:
+                    return pipe(MAX_CLUSTER, t)
+                except ValueError:
+                    pass  # too many registers or too much shared memory: next shape
         if -(-nvec // 1024) * vec <= WARP_ROW_MAX_ELEMS:
             return cached(1024, 1)
         if kind == "cached":

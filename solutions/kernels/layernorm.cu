@@ -152,10 +152,11 @@ layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
 // sample as K (the fp32 cluster kernel) would lose up to N ulps when that sample is an outlier.
 // gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers, 3 spread fp32, 4 aligned rows;
 // 5: the pairs of SolParamPairs). Dynamic shared memory: P::kBytes (dispatch.Plan.shared_bytes). SCHED: rows
-// static (0), by ticket (1) or by ticket for the last rows (2), see sol_pipe_rows.
-template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED>
+// static (0), by ticket (1) or by ticket for the last rows (2), see sol_pipe_rows; SPARE: registers the
+// occupancy floor leaves besides the row buffers (sol_pipe_min_ctas).
+template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED, int SPARE>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER)
-__launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 2 : 0, SCHED>()))
+__launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 2 : 0, SCHED, SPARE>()))
 layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                       T* __restrict__ y, int M, int N, float eps, unsigned* __restrict__ tickets, unsigned base) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");

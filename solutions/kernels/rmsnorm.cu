@@ -129,10 +129,11 @@ rmsnorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* _
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows); gamma from PSRC (SolPipeParams: 0 global, 1 shared
 // memory, 2 registers, 3 spread fp32, 4 aligned rows). Dynamic shared memory: SolPipeParams<...>::kBytes.
-// SCHED: rows static (0), by ticket (1) or by ticket for the last rows (2), see sol_pipe_rows.
-template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED>
+// SCHED: rows static (0), by ticket (1) or by ticket for the last rows (2), see sol_pipe_rows; SPARE: registers
+// the occupancy floor leaves besides the row buffers (sol_pipe_min_ctas).
+template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED, int SPARE>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER)
-__launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 1 : 0, SCHED>()))
+__launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 1 : 0, SCHED, SPARE>()))
 rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
                     int M, int N, float eps, unsigned* __restrict__ tickets, unsigned base) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");

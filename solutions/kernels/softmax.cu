@@ -176,9 +176,10 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
 // while this one is reduced and written (sol_pipe_rows); two rounds (max, then sum), which measured faster
 // than one round of online (max, sum) pairs. exp is computed twice (for the sum, for the output)
 // rather than kept: the registers hold the next row instead. SCHED: rows static (0), by ticket (1) or by
-// ticket for the last rows (2), see sol_pipe_rows.
-template <typename T, int W, int TPR, int NV, int CLUSTER, int SCHED>
-__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, 0, SCHED>()))
+// ticket for the last rows (2), see sol_pipe_rows; SPARE: registers the occupancy floor leaves besides the
+// row buffers (sol_pipe_min_ctas).
+template <typename T, int W, int TPR, int NV, int CLUSTER, int SCHED, int SPARE>
+__global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, 0, SCHED, SPARE>()))
 softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
                     unsigned* __restrict__ tickets, unsigned base) {
     static_assert(TPR % 32 == 0 && TPR >= 2 * W - 2, "pipe kernels: whole warps, a lane per head/tail element");

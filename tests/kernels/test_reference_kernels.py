@@ -119,20 +119,29 @@ def test_plan_paths_by_row_length():
     p = plan("layernorm", 8, 50257, "float32")                       # rows at every offset: gamma/beta pairs
     assert p.psrc == dispatch.PSRC_PAIRS and p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16
     p = plan("layernorm", 8, 50257, "bf16")
-    assert (p.psrc, p.tpr, p.shared_bytes) == (dispatch.PSRC_PAIRS, 128, 2 * p.nv * (p.tpr + 1) * 16)
+    assert (p.psrc, p.tpr, p.shared_bytes) == (dispatch.PSRC_PAIRS, 160, 2 * p.nv * (p.tpr + 1) * 16)
     p = plan("rmsnorm", 8, 65536, "float32")                         # aligned fp32 RMSNorm: gamma in registers
     assert (p.kind, p.tpr, p.nv, p.psrc, p.shared_bytes) == ("pipe", 256, 8, dispatch.PSRC_REGS, 0)
     assert plan("rmsnorm", 8, 50257, "float32").psrc == dispatch.PSRC_SHARED  # rows at every offset
     assert plan("softmax", 8, 50257, "bf16").cluster == 8
     assert plan("softmax", 8, 50257, "float32").cluster == 8
-    # rows by ticket, except bf16 RMSNorm / softmax rows at other 16-byte offsets (measured slower there):
-    # RMSNorm takes tickets only for the last rows, softmax none
+    # threads per CTA: the whole number of warps that pads the row least (8 x 160 x nv for 50257: 2%); rows
+    # 8 x 128 x nv fits exactly keep the fewest threads
+    for op in ("layernorm", "rmsnorm", "softmax"):
+        for dt, nv in (("float32", 10), ("bf16", 5)):
+            p = plan(op, 8, 50257, dt)
+            assert (p.kind, p.cluster, p.tpr, p.nv) == ("pipe", 8, 160, nv), (op, dt, p.name)
+    assert [(plan(op, 8, n, "bf16").tpr, plan(op, 8, n, "bf16").nv) for op, n in
+            (("layernorm", 65536), ("rmsnorm", 65536), ("rmsnorm", 32768))] == [(128, 8), (256, 4), (128, 4)]
+    assert dispatch.pipe_tpr_order(6283, 8, 8)[0] == 160           # 6400 slots for 6283 vectors
+    assert dispatch.pipe_tpr_order(6283, 8, 8, (128, 256, 512)) == [128, 256, 512]
+    assert dispatch.pipe_tpr_order(8192, 8, 4)[0] == 256            # exact fits: the fewest threads
+    # rows by ticket by default (static and late tickets are forced only)
     assert {plan(op, 8, n, dt).sched for op in ("layernorm", "rmsnorm", "softmax") for dt in ("float32", "bf16")
-            for n in (32768, 50257) if not (dt == "bf16" and n == 32768 and op == "softmax")} == {0, 1, 2}
-    assert plan("rmsnorm", 8, 50257, "bf16").sched == dispatch.SCHED_LATE
-    assert plan("softmax", 8, 50257, "bf16").sched == dispatch.SCHED_STATIC
-    assert plan("rmsnorm", 8, 32768, "bf16").sched == plan("layernorm", 8, 50257, "bf16").sched == 1
-    assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1>")
+            for n in (32768, 50257) if not (dt == "bf16" and n == 32768 and op == "softmax")} == {1}
+    assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1,32>")
+    assert plan("rmsnorm", 8, 50257, "bf16").name.endswith(",160,5,8,1,1,24>")  # PIPE_FLOOR_TUNED
+    assert plan("rmsnorm", 8, 50257, "bf16", spare=40).name.endswith(",1,1,40>")
     assert plan("softmax", 8, 65536, "bf16").kind == "stream"        # 128 KB rows: the re-read hits L2
     assert plan("softmax", 8, 16384, "float32").kind == "stream"     # fp32: to 64 KB rows
     assert plan("softmax", 8, 32768, "float32").kind == "pipe"       # past that the pipe kernel where it runs
@@ -147,6 +156,8 @@ def test_plan_paths_by_row_length():
 def test_plan_rejects_bad_requests():
     with pytest.raises(ValueError):
         plan("gelu", 4, 4, "float32")
+    with pytest.raises(ValueError, match="spare"):
+        plan("softmax", 8, 65536, "float32", kind="pipe", cluster=8, tpr=128, spare=-8)
     with pytest.raises(ValueError, match="sched"):
         plan("softmax", 8, 65536, "float32", kind="pipe", cluster=8, tpr=128, sched=3)
     with pytest.raises(TypeError):
@@ -236,8 +247,12 @@ def test_benchmark_instances_compile_for_sm90_without_spills(op):
         nvrtc.nvrtcVersion()
     except Exception as exc:  # pragma: no cover - environment without the NVRTC wheel
         pytest.skip(f"NVRTC not available: {exc}")
-    names = sorted({plan(op, 1024, N, dt, kind=k).name
-                    for N in BENCH_N for dt in DTYPES for k in (None, "stream")})
+    plans = {plan(op, 1024, N, dt, kind=k) for N in BENCH_N for dt in DTYPES for k in (None, "stream")}
+    names = sorted({p.name for p in plans})
+    # every instance compiled with fewer spare registers (a higher occupancy floor) is among them
+    tuned = {key for key in dispatch.PIPE_FLOOR_TUNED if key[0] == op}
+    assert tuned and tuned <= {(p.op, 2 if p.ctype != "float" else 4, p.tpr, p.nv, p.psrc) for p in plans
+                               if p.kind == "pipe" and p.spare != dispatch.PIPE_FLOOR_SPARE_REGS}
     log = _nvrtc_compile(source(op), names)
     spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", log)]
     assert spills and max(spills) == 0, "register spills in: " + log[-2000:]
@@ -303,18 +318,19 @@ def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, d
     """Pipelined persistent kernel (one CTA per row here; clusters need a GPU): 3 CTAs loop over M rows while
     the next row's loads are in flight, odd and even row counts (the loop is unrolled by two), parameters in
     global memory, registers and shared memory (the tensor's type; fp32 spread; aligned rows only; LayerNorm's
-    gamma/beta pairs); N = 1029 / 131 rows start at every 16-byte offset, where the register copy (filled for
-    the first row's offset) must fall back to global memory. Rows dealt out statically, by ticket, and by
-    ticket for each CTA's last rows (37 rows on 3 CTAs: 8 static rows each first): a ticketed launch must draw
-    exactly the tickets dispatch.pipe_tickets counts (the next launch's rows are counted from there; poisoned
-    output would show a row skipped)."""
+    gamma/beta pairs); N = 1029 / 131 / 2053 rows start at every 16-byte offset, where the register copy (filled
+    for the first row's offset) must fall back to global memory; CTAs of 1-5 warps (160 threads: the shape
+    8192 x 50257 runs at). Rows dealt out statically, by ticket, and by ticket for each CTA's last rows (37 rows
+    on 3 CTAs: 8 static rows each first): a ticketed launch must draw exactly the tickets dispatch.pipe_tickets
+    counts (the next launch's rows are counted from there; poisoned output would show a row skipped)."""
     kernels = _cpu_backend_or_skip()
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
     rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=3)
     rng = np.random.default_rng(12)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
     case = 0
-    for M, N, tpr in ((7, 1029, 64), (8, 1024, 128), (2, 131, 32), (4, 131, 32), (9, 1029, 64), (37, 131, 32)):
+    for M, N, tpr in ((7, 1029, 64), (8, 1024, 128), (2, 131, 32), (4, 131, 32), (9, 1029, 64), (37, 131, 32),
+                      (5, 2053, 160)):
         for psrc in {"layernorm": (0, 1, 2, 3, 4, 5), "rmsnorm": (0, 1, 2, 3, 4)}.get(op, (None,)):
             case += 1
             config = {"tpr": tpr, "psrc": psrc, "sched": case % 3}  # static / by ticket / late tickets in turn
@@ -397,7 +413,7 @@ def test_gpu_every_path_matches_float64(op, dtype):
             check_output(op, cp.asnumpy(y), exact, dtype)
 
 
-PIPE_SHAPES = ((1, 512), (1, 1024), (2, 512), (2, 1024), (4, 512), (4, 1024), (8, 256), (8, 512))
+PIPE_SHAPES = ((1, 512), (1, 1024), (2, 512), (2, 1024), (4, 512), (4, 1024), (8, 160), (8, 256), (8, 512))
 
 
 @pytest.mark.gpu
