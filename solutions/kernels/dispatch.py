@@ -96,7 +96,7 @@ REGS_PER_SM = 65536
 PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers and parameter registers
 # Pipe kernels by default: 8-CTA clusters, threads per CTA (PIPE_TPR) such that a thread holds at most `max_vecs`
 # 16-byte vectors per row buffer and the row is padded least (ties: the fewest threads), parameters from `psrc`,
-# rows scheduled by `sched`. Keyed by (op, element bytes,
+# rows by ticket (PIPE_SCHED). Keyed by (op, element bytes,
 # every row at one 16-byte offset). Measured on the H200 at 32768 / 65536 / 8192 x 50257 over clusters of
 # 1-8 x 128-512 threads and every parameter source (docs/benchmarks/README.md, explore_pipe/): small CTAs
 # with many vectors in flight won, except that LayerNorm rows keep 4 vectors (fp32 65536: 86% of copy at
@@ -118,6 +118,7 @@ PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers an
 # tickets past it (explore_2230); aligned rows keep plain tickets (bf16 LayerNorm 65536: 91.5% vs 90.7%).
 SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE = 0, 1, 2
 SCHEDS = (SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE)
+PIPE_SCHED = SCHED_DYNAMIC  # every default pipe plan (static and late tickets: forced only)
 # Threads per CTA: any whole number of warps from 128 to 512, so the 8 CTAs' vector slots fit the row closely
 # (pipe_tpr_order): 8192 x 50257 (6283 bf16 / 12565 fp32 vectors) at 8 x 160 threads pads the row 2% instead of
 # 12% / 6% at 8 x 128 (where rank 0 holds 7 of every thread's vectors and rank 7 holds 6). Measured on the H200
@@ -125,19 +126,19 @@ SCHEDS = (SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE)
 # softmax 95.2 / 95.0 / 93.7% -> 96.0% of copy each, bf16 LayerNorm 80.2 -> 83.3%, bf16 RMSNorm 89.4% (128, late
 # tickets) -> 90.7% (160, by ticket). Rows that 8 x 128 x nv fits exactly (32768, 65536) keep their shape.
 PIPE_TPR = tuple(range(128, 513, 32))
-PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc, sched)
-    ("layernorm", 4, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
-    ("layernorm", 4, False): (13, PSRC_PAIRS, SCHED_DYNAMIC),
-    ("layernorm", 2, True): (8, PSRC_ALIGNED, SCHED_DYNAMIC),
-    ("layernorm", 2, False): (8, PSRC_PAIRS, SCHED_DYNAMIC),
-    ("rmsnorm", 4, True): (8, PSRC_REGS, SCHED_DYNAMIC),
-    ("rmsnorm", 4, False): (13, PSRC_SHARED, SCHED_DYNAMIC),
-    ("rmsnorm", 2, True): (4, PSRC_ALIGNED, SCHED_DYNAMIC),
-    ("rmsnorm", 2, False): (8, PSRC_SHARED, SCHED_DYNAMIC),
-    ("softmax", 4, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
-    ("softmax", 4, False): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
-    ("softmax", 2, True): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
-    ("softmax", 2, False): (16, PSRC_GLOBAL, SCHED_DYNAMIC),
+PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc)
+    ("layernorm", 4, True): (4, PSRC_ALIGNED),
+    ("layernorm", 4, False): (13, PSRC_PAIRS),
+    ("layernorm", 2, True): (8, PSRC_ALIGNED),
+    ("layernorm", 2, False): (8, PSRC_PAIRS),
+    ("rmsnorm", 4, True): (8, PSRC_REGS),
+    ("rmsnorm", 4, False): (13, PSRC_SHARED),
+    ("rmsnorm", 2, True): (4, PSRC_ALIGNED),
+    ("rmsnorm", 2, False): (8, PSRC_SHARED),
+    ("softmax", 4, True): (16, PSRC_GLOBAL),
+    ("softmax", 4, False): (16, PSRC_GLOBAL),
+    ("softmax", 2, True): (16, PSRC_GLOBAL),
+    ("softmax", 2, False): (16, PSRC_GLOBAL),
 }
 
 
@@ -317,7 +318,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             raise ValueError(f"N={N} needs ~{regs} registers per thread at {c} x {t} threads per row")
         if src in PSRC_IN_SHARED and shared > MAX_DYNAMIC_SHARED:
             raise ValueError(f"{shared} bytes of parameters do not fit one CTA's shared memory")
-        sch = PIPE_TUNING[(op, itemsize, N % vec == 0)][2] if sched is None else sched
+        sch = PIPE_SCHED if sched is None else sched
         if sch not in SCHEDS:
             raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows), {SCHED_DYNAMIC} (rows by ticket) "
                              f"or {SCHED_LATE} (static, the last rows by ticket)")
