@@ -3,7 +3,7 @@
 
 Builds the reference kernels several ways and times the same default launch of each shape side by side
 (same Timer as speed_of_light.py: CUDA events, L2 flushed before every launch, median). Every build but
-the default computes wrong results on purpose; the differences in time are the stages' costs:
+default and two-exp computes wrong results on purpose; the differences in time are the stages' costs:
   default       the shipped build (verified against float64 first)
   no-params     gamma/beta never read (-DSOL_DIAG_NO_PARAMS): global, shared memory and register copies alike
   no-exchange   pipe kernels: each CTA keeps its own partial statistics, no cross-CTA exchange through
@@ -12,6 +12,8 @@ the default computes wrong results on purpose; the differences in time are the s
                 exchange (-DSOL_DIAG_NO_REDUCE)
   no-exp        softmax: every exponential is one FMA instead of exp2f (-DSOL_DIAG_NO_EXP; LayerNorm and
                 RMSNorm have none: their control)
+  two-exp       softmax's pipe kernel as before it kept its exponentials: each computed twice, for the sum and
+                for the output (-DSOL_SOFTMAX_TWO_EXP; a correct build, verified like the default)
 no-exchange and no-reduce deal the pipe kernels' rows out statically (no message carries a row ticket), which
 the default build does only where PIPE_TUNING says so. Softmax (no parameters) is the control of no-params. What remains in no-reduce is loading, arithmetic and
 storing: where it is still under the copy ceiling, the row's own instructions and latency are the limit.
@@ -36,8 +38,9 @@ from speed_of_light import (TOL, as_f64, diagnosis_args, diagnosis_shapes, from_
 from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
 
 BUILDS = {"default": (), "no-params": ("-DSOL_DIAG_NO_PARAMS",), "no-exchange": ("-DSOL_DIAG_NO_EXCHANGE",),
-          "no-reduce": ("-DSOL_DIAG_NO_REDUCE",), "no-exp": ("-DSOL_DIAG_NO_EXP",)}
-VERIFIED = ("default",)
+          "no-reduce": ("-DSOL_DIAG_NO_REDUCE",), "no-exp": ("-DSOL_DIAG_NO_EXP",),
+          "two-exp": ("-DSOL_SOFTMAX_TWO_EXP",)}
+VERIFIED = ("default", "two-exp")
 
 
 def main(argv=None):

@@ -5,6 +5,10 @@
 // with either backend and plain NVRTC, and every compile cache sees the whole program text.)
 // Names are prefixed sol_ / Sol / SOL_ so they cannot clash with an op file's own.
 
+#if defined(__CUDA_EMU__)
+#include <cuda_fp16.h>  // the CPU emulator's bit-exact fp16 conversions (emu::float_to_half_bits), sol_pack_f16x2
+#endif
+
 // Cache hints are opt-in (-DSOL_CACHE_HINTS): on the H200, evict-first loads/stores (__ldcs/__stcs)
 // measured 3-8 points of copy bandwidth SLOWER than plain ld.global.nc / st.global at most shapes
 // (docs/benchmarks/speed_of_light.md, variants table).
@@ -68,6 +72,33 @@ __device__ __forceinline__ unsigned sol_pack_bf16x2(float lo, float hi) {
     return r;
 #else
     return (unsigned)sol_f32_to_bf16(lo) | ((unsigned)sol_f32_to_bf16(hi) << 16);
+#endif
+}
+
+// fp16 (IEEE binary16) pairs, round to nearest even: lo in the low half. Used to keep values in (0, 2^15] in
+// half the registers (softmax's pipe kernel); the emulator uses its own bit-exact conversions.
+__device__ __forceinline__ unsigned sol_pack_f16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(__CUDA_EMU__)
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#elif defined(__CUDA_EMU__)
+    return (unsigned)emu::float_to_half_bits(lo) | ((unsigned)emu::float_to_half_bits(hi) << 16);
+#else
+    unsigned short l, h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(l) : "f"(lo));
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(hi));
+    return (unsigned)l | ((unsigned)h << 16);
+#endif
+}
+
+__device__ __forceinline__ void sol_unpack_f16x2(unsigned u, float& lo, float& hi) {
+#if defined(__CUDA_EMU__)
+    lo = emu::half_bits_to_float((unsigned short)(u & 0xffffu));
+    hi = emu::half_bits_to_float((unsigned short)(u >> 16));
+#else
+    asm("{ .reg .f16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h; }"
+        : "=f"(lo), "=f"(hi) : "r"(u));
 #endif
 }
 

@@ -16,7 +16,7 @@ libraries dispatch:
   ticket (or are dealt out statically, or statically but for each cluster's last rows). Launch shape from PIPE_TUNING (measured).
 * ``cluster`` the same rows without the pipeline: one thread-block cluster of 4-8 CTAs per row, partial
   sums through distributed shared memory (kept for comparison and for unaligned tensors).
-* ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (fp32: to 64 KB where clusters exist; measured
+* ``stream``  softmax rows of 16 to 128 KB with 16-byte rows (to 64 KB where clusters exist; measured
   faster: the re-read hits L2), N > 8 x 1024 x 32, a GPU without clusters, or the CPU emulator: block per
   row, Welford / online-softmax statistics in one read, then a second read (mostly from L2) for the output.
 
@@ -73,11 +73,12 @@ BLOCK_ROW_TPR = (64, 128, 256, 512)                 # block-per-row sizes, small
 # on the H200 (fp32 LayerNorm 65536: 68% / 63%, softmax 84% / 84%); 1024-thread CTAs lose (1 CTA per SM).
 CLUSTER_SHAPES = ((4, 512), (8, 256), (8, 512), (8, 1024))
 STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
-# ... except fp32 rows past 64 KB where the pipe kernel (rows by ticket) can run: fp32 softmax 1920 x 32768
+# ... except rows past 64 KB where the pipe kernel (rows by ticket) can run: fp32 softmax 1920 x 32768
 # measured 93.6% of copy as pipe 8 x 128 vs 87.3% stream (H200, docs/benchmarks/explore_1930/
-# variants_2015.txt; at 16384, 64 KB rows, 93.9% vs 93.0%: kept stream). bf16 rows stay stream (65536:
-# 85.1% vs 83.1%; 32768: 90.4% vs 84.7%).
-SOFTMAX_PIPE_MIN_ROW_BYTES_F32 = 64 * 1024
+# variants_2015.txt; at 16384, 64 KB rows, 93.9% vs 93.0%: kept stream). bf16 rows joined them once the pipe
+# kernel kept its exponentials (docs/benchmarks/explore_0010/softmax_keep_exp.txt): bf16 1920 x 65536 88.0%
+# as pipe 8 x 128 vs 84.7% stream; 3840 x 32768 (64 KB rows) 89.0% vs 90.0%: stays stream.
+SOFTMAX_PIPE_MIN_ROW_BYTES = 64 * 1024
 # LayerNorm rows the block-per-row kernel would give 512 threads run as the pipe kernel on clusters of
 # LAYERNORM_PIPE_CLUSTER x 128 threads where clusters exist, up to LAYERNORM_PIPE_MAX_VECS vectors per thread
 # (32 KB rows). Measured on the H200 (docs/benchmarks/explore_2045/ln_512_rows.txt): fp32 7680 x 8192 93.2% of
@@ -377,7 +378,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         # Measured on the H200 (docs/benchmarks): past 512 x 32 elements, softmax with 16-byte rows runs
         # faster as the two-read stream kernel (the re-read hits L2) than with one 1024-thread block per SM;
         # long fp32 rows faster still as the pipe kernel, where clusters exist.
-        pipe_first = allow_cluster and itemsize == 4 and N * itemsize > SOFTMAX_PIPE_MIN_ROW_BYTES_F32
+        pipe_first = allow_cluster and N * itemsize > SOFTMAX_PIPE_MIN_ROW_BYTES
         if kind is None and not pipe_first and _softmax_stream_fits(op, N, itemsize, aligned, width):
             return stream()
         if kind is None and allow_cluster and vec > 1:

@@ -18,6 +18,35 @@ __device__ __forceinline__ float softmax_exp2(float x) { return fmaf(x, 0x1p-20f
 __device__ __forceinline__ float softmax_exp2(float x) { return exp2f(x); }
 #endif
 
+// The pipe kernel keeps each exponential from the sum for the output instead of recomputing it, in the 16 bytes
+// the row's own vector held (its registers are free once the sum is taken). fp32: the floats themselves. bf16:
+// fp16 pairs of 2^15 exp(x - max), one rounding of 2^-11 (the output's bf16 rounding is 2^-9); the 2^15 (folded
+// into the exponent, cancelled by the sum) keeps values down to 2^-29 exp(0) normal in fp16 instead of 2^-14.
+// Values under 2^-40 are kept as 0 (their outputs are under 2^-40 / sum, a relative L2 error far below bf16's).
+// -DSOL_SOFTMAX_TWO_EXP: the previous build (every exponential computed twice), for benchmarks/stage_removal.py.
+template <typename T>
+struct SoftmaxKeep {
+    static constexpr float kLog2Scale = sizeof(T) == 2 ? 15.0f : 0.0f;
+    template <int W>
+    __device__ __forceinline__ static uint4 pack(const float (&e)[W]) {
+        if constexpr (sizeof(T) == 4) {
+            return make_uint4(__float_as_uint(e[0]), __float_as_uint(e[1]), __float_as_uint(e[2]), __float_as_uint(e[3]));
+        } else {
+            return make_uint4(sol_pack_f16x2(e[0], e[1]), sol_pack_f16x2(e[2], e[3]), sol_pack_f16x2(e[4], e[5]),
+                              sol_pack_f16x2(e[6], e[7]));
+        }
+    }
+    template <int W>
+    __device__ __forceinline__ static void unpack(const uint4& q, float (&e)[W]) {
+        if constexpr (sizeof(T) == 4) {
+            sol_unpack<T, W>(q, e);
+        } else {
+            sol_unpack_f16x2(q.x, e[0], e[1]); sol_unpack_f16x2(q.y, e[2], e[3]);
+            sol_unpack_f16x2(q.z, e[4], e[5]); sol_unpack_f16x2(q.w, e[6], e[7]);
+        }
+    }
+};
+
 template <typename T, int W, int TPR, int RPB, int NV, int CLUSTER>
 __device__ __forceinline__ void softmax_cached_row(const T* __restrict__ x, T* __restrict__ y, int M, int N) {
     static_assert(TPR <= 32 || RPB == 1, "several rows per block only when a row fits in one warp");
@@ -174,10 +203,10 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
 
 // Pipelined persistent kernel (rows that need a whole SM or a cluster): the next row's loads are in flight
 // while this one is reduced and written (sol_pipe_rows); two rounds (max, then sum), which measured faster
-// than one round of online (max, sum) pairs. exp is computed twice (for the sum, for the output)
-// rather than kept: the registers hold the next row instead. SCHED: rows static (0), by ticket (1) or by
-// ticket for the last rows (2), see sol_pipe_rows; SPARE: registers the occupancy floor leaves besides the
-// row buffers (sol_pipe_min_ctas).
+// than one round of online (max, sum) pairs. Each exponential is computed once, for the sum, and kept for the
+// output in the row's own registers (SoftmaxKeep). SCHED: rows static (0), by ticket (1) or by ticket for the
+// last rows (2), see sol_pipe_rows; SPARE: registers the occupancy floor leaves besides the row buffers
+// (sol_pipe_min_ctas).
 template <typename T, int W, int TPR, int NV, int CLUSTER, int SCHED, int SPARE>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, 0, SCHED, SPARE>()))
 softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
@@ -188,7 +217,7 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
     sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, false, SCHED == 2>(x, M, N, SolMax::identity(), tickets, base, sh,
-                                          [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
+                                          [&](uint4 (&q)[NV], float& ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;
         T* yb = sol_pipe_out<T, W, TPR, CLUSTER>(yr, rs, rank, t);
@@ -198,20 +227,38 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
             for (int k = 0; k < W; ++k) mx = fmaxf(mx, v[k]);
         });
         mx = sol_pipe_allreduce<SolRedMax>(mx, sh, 0, it);
-        const float mx_l2 = mx * SOL_LOG2E;
-        const float ee = softmax_exp2(fmaf(ex, SOL_LOG2E, -mx_l2));
-        float sum = ee;
-        sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int, int, const float (&v)[W]) {
+        // exponents in log2 units, shifted by SoftmaxKeep's scale (the sum carries it too, so y is unchanged)
+        const float mx_l2 = mx * SOL_LOG2E - SoftmaxKeep<T>::kLog2Scale;
+        ex = softmax_exp2(fmaf(ex, SOL_LOG2E, -mx_l2));  // in place too (see q below)
+        float sum = ex;
+        sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int i, int, const float (&v)[W]) {
+            float e[W];
 #pragma unroll
-            for (int k = 0; k < W; ++k) sum += softmax_exp2(fmaf(v[k], SOL_LOG2E, -mx_l2));
+            for (int k = 0; k < W; ++k) sum += (e[k] = softmax_exp2(fmaf(v[k], SOL_LOG2E, -mx_l2)));
+#if !defined(SOL_SOFTMAX_TWO_EXP)
+            q[i] = SoftmaxKeep<T>::pack(e);  // in place: the row's x is dead
+#endif
         });
         const float inv = 1.0f / sol_pipe_allreduce<SolRedSum>(sum, sh, 1, it);
-        if (rank == 0 && t < rs.extras) sol_from_f32(yr + rs.extra_index(t), ee * inv);
+        if (rank == 0 && t < rs.extras) sol_from_f32(yr + rs.extra_index(t), ex * inv);
+#if defined(SOL_SOFTMAX_TWO_EXP)
         sol_pipe_each<T, W, TPR, NV, CLUSTER>(q, rs, rank, t, [&](int i, int, const float (&v)[W]) {
             float o[W];
 #pragma unroll
             for (int k = 0; k < W; ++k) o[k] = softmax_exp2(fmaf(v[k], SOL_LOG2E, -mx_l2)) * inv;
             sol_store<T, W, false, true>(yb + i * (CLUSTER * TPR * W), o);
         });
+#else
+#pragma unroll
+        for (int i = 0; i < NV; ++i) {
+            if (sol_vec_index<TPR, CLUSTER>(i, rank, t) < rs.nb) {  // the vectors sol_pipe_each visited
+                float o[W];
+                SoftmaxKeep<T>::unpack(q[i], o);
+#pragma unroll
+                for (int k = 0; k < W; ++k) o[k] *= inv;
+                sol_store<T, W, false, true>(yb + i * (CLUSTER * TPR * W), o);
+            }
+        }
+#endif
     });
 }

@@ -142,10 +142,12 @@ def test_plan_paths_by_row_length():
     assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1,32>")
     assert plan("rmsnorm", 8, 50257, "bf16").name.endswith(",160,5,8,1,1,24>")  # PIPE_FLOOR_TUNED
     assert plan("rmsnorm", 8, 50257, "bf16", spare=40).name.endswith(",1,1,40>")
-    assert plan("softmax", 8, 65536, "bf16").kind == "stream"        # 128 KB rows: the re-read hits L2
-    assert plan("softmax", 8, 16384, "float32").kind == "stream"     # fp32: to 64 KB rows
+    assert plan("softmax", 8, 32768, "bf16").kind == "stream"        # rows to 64 KB: the re-read hits L2
+    assert plan("softmax", 8, 16384, "float32").kind == "stream"
     assert plan("softmax", 8, 32768, "float32").kind == "pipe"       # past that the pipe kernel where it runs
+    assert (plan("softmax", 8, 65536, "bf16").kind, plan("softmax", 8, 65536, "bf16").tpr) == ("pipe", 128)
     assert plan("softmax", 8, 32768, "float32", allow_cluster=False).kind == "stream"
+    assert plan("softmax", 8, 65536, "bf16", allow_cluster=False).kind == "stream"
     assert plan("layernorm", 8, 262144, "float32").kind == "cluster"  # too long for a pipe buffer
     assert plan("layernorm", 8, 65536, "float32", aligned=False).kind == "cluster"  # pipe needs 16-byte vectors
     assert plan("rmsnorm", 8, 65536, "float32", allow_cluster=False).kind == "stream"
@@ -349,6 +351,33 @@ def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, d
             assert int(kernels.asnumpy(rk._tickets)[0]) == rk._ticket_base
 
 
+def softmax_wide_range_case(M: int, N: int):
+    """bf16 rows whose probabilities span 2^-27 ... 1 (x from -19 to 0): (stored bits, exact float64 x)."""
+    x = np.random.default_rng(21).uniform(-19.0, 0.0, (M, N))
+    x[:, N // 2] = 0.0
+    stored = f32_to_bf16_bits(x.astype(np.float32))
+    return stored, bf16_bits_to_f32(stored).astype(np.float64)
+
+
+def check_softmax_each_output(y_bits, x_exact):
+    """Every output within bf16 rounding (2^-8 relative) plus the fp16 rounding of the kept exponential (2^-11)
+    of float64: the pipe kernel keeps 2^15 exp(x - max) in fp16, which stays normal down to 2^-29 (unscaled,
+    every probability under 2^-14 would lose bits, those under 2^-24 all of them)."""
+    y = bf16_bits_to_f32(y_bits).astype(np.float64)
+    ref = reference("softmax", x_exact, [])
+    worst = float((np.abs(y - ref) / ref).max())
+    assert worst <= 2.0 ** -8 + 2.0 ** -10, f"worst relative error {worst:.3g} (min probability {ref.min():.3g})"
+
+
+def test_cpu_emulator_pipe_softmax_bf16_small_probabilities_keep_their_bits(monkeypatch):
+    kernels = _cpu_backend_or_skip()
+    monkeypatch.setenv("KERNELS_BACKEND", "cpu")
+    rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False, persist_clusters=2)
+    stored, exact = softmax_wide_range_case(5, 2053)
+    y = rk.softmax(kernels.asarray(stored), kind="pipe", config={"tpr": 160})
+    check_softmax_each_output(kernels.asnumpy(y), exact)
+
+
 def test_cpu_emulator_pipe_layernorm_outlier_in_first_column_stays_accurate(monkeypatch):
     """The pipe LayerNorm's one-round statistics are shifted sums about K = the mean of the row's first 32
     elements. Rows with a large mean and one huge value in column 0 (a massive activation): a single-sample
@@ -449,8 +478,9 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("N", (300, 50257))
-def test_gpu_softmax_special_values_same_policy_on_every_path(N):
+def test_gpu_softmax_special_values_same_policy_on_every_path(N, dtype):
     """-inf entries (masks) do not poison a row; an all -inf row, a NaN or a +inf makes the row NaN.
     N=300: cached, stream and cluster kernels; N=50257: pipe (default), stream and cluster kernels, misaligned rows."""
     cp = pytest.importorskip("cupy")
@@ -462,13 +492,30 @@ def test_gpu_softmax_special_values_same_policy_on_every_path(N):
     x[2, N // 3] = np.nan
     x[3, N - 1] = np.inf
     x[4, 1::2] = -np.inf
+    if dtype == "bf16":
+        stored = f32_to_bf16_bits(x)
+        x, rtol, atol = bf16_bits_to_f32(stored), 2.0 ** -8 + 2.0 ** -10, 0.0  # as check_softmax_each_output
+    else:
+        stored, rtol, atol = x, 2e-5, 1e-7
     ref = reference("softmax", x[[0, 4]], [])  # exp(-inf - max) = 0 in float64 too
-    xd = cp.asarray(x)
+    xd = cp.asarray(stored)
     for kind in (None, "stream", "cluster"):
         y = cp.asnumpy(rk.softmax(xd, kind=kind))
+        y = bf16_bits_to_f32(y) if dtype == "bf16" else y
         assert np.isnan(y[1:4]).all(), kind
         assert np.isfinite(y[[0, 4, 5]]).all(), kind
-        np.testing.assert_allclose(y[[0, 4]], ref, rtol=2e-5, atol=1e-7, err_msg=str(kind))
+        np.testing.assert_allclose(y[[0, 4]], ref, rtol=rtol, atol=atol, err_msg=str(kind))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("N", (50257, 65536))
+def test_gpu_pipe_softmax_bf16_small_probabilities_keep_their_bits(N):
+    """The default bf16 pipe launches (8 x 160 x 5 at 50257, 8 x 128 x 8 at 65536), every output checked."""
+    cp = pytest.importorskip("cupy")
+    rk = ReferenceKernels(raw_module=cp.RawModule)
+    stored, exact = softmax_wide_range_case(64, N)
+    assert rk.plan("softmax", 64, N, np.uint16).kind == "pipe"
+    check_softmax_each_output(cp.asnumpy(rk.softmax(cp.asarray(stored))), exact)
 
 
 @pytest.mark.gpu
