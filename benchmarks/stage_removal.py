@@ -14,6 +14,7 @@ default and two-exp computes wrong results on purpose; the differences in time a
                 RMSNorm have none: their control)
   two-exp       softmax's pipe kernel as before it kept its exponentials: each computed twice, for the sum and
                 for the output (-DSOL_SOFTMAX_TWO_EXP; a correct build, verified like the default)
+--variant kind[:key=int...] (as speed_of_light.py's --variants) times that forced launch instead of the default.
 no-exchange and no-reduce deal the pipe kernels' rows out statically (no message carries a row ticket), which
 the default build does only where PIPE_TUNING says so. Softmax (no parameters) is the control of no-params. What remains in no-reduce is loading, arithmetic and
 storing: where it is still under the copy ceiling, the row's own instructions and latency are the limit.
@@ -33,7 +34,7 @@ import cupy as cp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speed_of_light import (TOL, as_f64, diagnosis_args, diagnosis_shapes, from_torch, make_inputs,  # noqa: E402
-                            reference, rel_err, timer_and_ceiling)
+                            reference, rel_err, timer_and_ceiling, variant_spec)
 
 from solutions.kernels.dispatch import ReferenceKernels  # noqa: E402
 
@@ -47,7 +48,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     diagnosis_args(ap, "4096,8192,16384,32768,65536")
     ap.add_argument("--builds", default=",".join(BUILDS))
+    ap.add_argument("--variant", default=None, help="a forced launch, e.g. pipe:cluster=8:tpr=128")
     args = ap.parse_args(argv)
+    spec = variant_spec(args.variant) if args.variant else {}
+    kind, config = spec.get("kind"), spec.get("config")
     l2, timer, copy_bw = timer_and_ceiling(args.reps)
     builds = [b for b in args.builds.split(",") if b]
     rks = {b: ReferenceKernels(options=("-std=c++17",) + BUILDS[b]) for b in builds}
@@ -67,14 +71,14 @@ def main(argv=None):
                 cells = []
                 for b in builds:
                     rk = rks[b]
-                    rk.run(op, x, params, out=y)
+                    rk.run(op, x, params, out=y, kind=kind, config=config)
                     cp.cuda.Device().synchronize()
                     if b in VERIFIED and not rel_err(y, ref, dtype) <= TOL[dtype]:
                         cells.append("WRONG")
                         continue
-                    us, _ = timer.median_us(lambda: rk.run(op, x, params, out=y))
+                    us, _ = timer.median_us(lambda: rk.run(op, x, params, out=y, kind=kind, config=config))
                     cells.append(f"{100 * nbytes / us / 1e3 / copy_bw:.1f}%")
-                name = rks[builds[0]].plan(op, M, N, x.dtype).name
+                name = rks[builds[0]].plan(op, M, N, x.dtype, kind=kind, **(config or {})).name
                 print(f"| {op} | {dtype} | {M} | {N} | `{name}` | " + " | ".join(cells) + " |", flush=True)
                 del x, params, ref, y, x_t, p_t
                 cp.get_default_memory_pool().free_all_blocks()

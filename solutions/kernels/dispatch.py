@@ -76,7 +76,7 @@ STREAM_SOFTMAX_MAX_ROW_BYTES = 128 * 1024
 # ... except rows past 64 KB where the pipe kernel (rows by ticket) can run: fp32 softmax 1920 x 32768
 # measured 93.6% of copy as pipe 8 x 128 vs 87.3% stream (H200, docs/benchmarks/explore_1930/
 # variants_2015.txt; at 16384, 64 KB rows, 93.9% vs 93.0%: kept stream). bf16 rows joined them once the pipe
-# kernel kept its exponentials (docs/benchmarks/explore_0010/softmax_keep_exp.txt): bf16 1920 x 65536 88.0%
+# kernel kept its exponentials (docs/benchmarks/explore_2340/softmax_keep_exp.txt): bf16 1920 x 65536 88.0%
 # as pipe 8 x 128 vs 84.7% stream; 3840 x 32768 (64 KB rows) 89.0% vs 90.0%: stays stream.
 SOFTMAX_PIPE_MIN_ROW_BYTES = 64 * 1024
 # LayerNorm rows the block-per-row kernel would give 512 threads run as the pipe kernel on clusters of
