@@ -126,7 +126,15 @@ def _draw(dist: Dict[str, Any], shape, ev: Evaluator) -> np.ndarray:
     rng = ev.rng
     n = int(np.prod(shape)) if shape else 1
     if kind == "normal":
-        return rng.normal(spec.get("mean", 0.0), spec.get("std", 1.0), size=shape)
+        mean, std = spec.get("mean", 0.0), spec.get("std", 1.0)
+        vals = rng.normal(mean, std, size=shape)
+        if spec.get("exact") and shape and shape[-1] > 1:
+            # each row (last axis) shifted and scaled to exactly this mean and (population) std: a short row of
+            # a random draw can have a tiny sample variance, where a correct but ill-conditioned formula (the
+            # two-moment variance a lesson teaches) legitimately misses a tight tolerance
+            z = vals - vals.mean(axis=-1, keepdims=True)
+            vals = mean + std * z / np.sqrt((z * z).mean(axis=-1, keepdims=True))
+        return vals
     if kind == "uniform":
         return rng.uniform(spec.get("low", 0.0), spec.get("high", 1.0), size=shape)
     if kind == "constant":

@@ -142,6 +142,13 @@ def test_arrays_dtypes_dists_and_set():
     assert np.array_equal(cases.to_float64(b, "bfloat16"), [1.0, 2.5, -3.0, 1.0, 2.5])
     lin = cases.make_array({"shape": "(N,)", "dtype": "float32", "dist": {"linspace": {"start": 0, "stop": 1}}}, ev)
     assert lin[0] == 0 and lin[-1] == 1
+    ex = cases.make_array({"shape": "(M, N)", "dtype": "float64",
+                           "dist": {"normal": {"mean": -1.5, "std": 0.25, "exact": True}}}, ev)
+    np.testing.assert_allclose(ex.mean(axis=1), -1.5, rtol=0, atol=1e-12)   # every row's own moments
+    np.testing.assert_allclose(ex.std(axis=1), 0.25, rtol=1e-12, atol=0)
+    one = cases.make_array({"shape": "(M, 1)", "dtype": "float64",
+                            "dist": {"normal": {"mean": 0.0, "std": 1.0, "exact": True}}}, ev)
+    assert np.isfinite(one).all() and one.std() > 0  # rows of one element: no std to match, left as drawn
 
 
 def test_compare_nan_policy_and_tolerance():

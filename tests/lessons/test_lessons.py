@@ -13,7 +13,7 @@ lesson tables in lesson_NN_*.py (machinery in proof.py):
 import nbformat
 import pytest
 
-from autograder import check, config
+from autograder import cases, check, config
 from autograder import notebook as nbio
 
 import proof
@@ -27,6 +27,19 @@ import proof
 def test_reference_fill_passes_every_family(spec, item_id, seed):
     # seed 1234 here; the notebook proofs below grade with seed 7
     proof.assert_reference_fill_passes(spec, item_id, seed)
+
+
+@pytest.mark.parametrize("spec, item_id", [
+    pytest.param(spec, item_id, id=f"{spec.id}-{item_id}") for spec in proof.lessons() for item_id in proof.code_items(spec.id)])
+def test_reference_fill_passes_many_seeds(spec, item_id):
+    """Every grading run draws a new seed: a correct answer must pass whatever the draws (200 seeds, no
+    memcheck / racecheck, which the two fixed seeds above run)."""
+    src = proof.solution_cuda(spec.id)
+    failed = []
+    for seed in range(200):
+        res = cases.run_item(config.lesson(spec.id), item_id, {spec.source_id: src}, seed=seed, checks=())
+        failed += [(seed, f.reason) for f in res.families if not f.passed]
+    assert not failed, failed[:3]
 
 
 @pytest.mark.parametrize("spec, fill", proof.fill_params())
