@@ -97,7 +97,7 @@ REGS_PER_SM = 65536
 PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers and parameter registers
 # Pipe kernels by default: 8-CTA clusters, threads per CTA (PIPE_TPR) such that a thread holds at most `max_vecs`
 # 16-byte vectors per row buffer and the row is padded least (ties: the fewest threads), parameters from `psrc`,
-# rows by ticket (PIPE_SCHED). Keyed by (op, element bytes,
+# rows by ticket (PIPE_SCHED, PIPE_SCHED_TUNED). Keyed by (op, element bytes,
 # every row at one 16-byte offset). Measured on the H200 at 32768 / 65536 / 8192 x 50257 over clusters of
 # 1-8 x 128-512 threads and every parameter source (docs/benchmarks/README.md, explore_pipe/): small CTAs
 # with many vectors in flight won, except that LayerNorm rows keep 4 vectors (fp32 65536: 86% of copy at
@@ -116,10 +116,13 @@ PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers an
 # SCHED_LATE: rows dealt out statically except each cluster's last ~4, which go by ticket (LATE in sol_pipe_rows):
 # the static rows' speed without their tail. bf16 RMSNorm 8192 x 50257 at 8 x 128: 89.7% vs 88.1% static and
 # 85.2% by ticket (docs/benchmarks/explore_2045/late_tickets.txt); no default since 8 x 160 threads took plain
-# tickets past it (explore_2230); aligned rows keep plain tickets (bf16 LayerNorm 65536: 91.5% vs 90.7%).
+# tickets past it (explore_2230); aligned rows keep plain tickets (bf16 LayerNorm 65536: 91.5% vs 90.7%), except
+# bf16 softmax since it keeps its exponentials: 1920 x 65536 at 8 x 128 x 8, late vs plain tickets in one run,
+# 89.0 / 89.2% vs 88.2 / 88.5% (and 89.0% vs 88.3% in another; docs/benchmarks/explore_0100).
 SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE = 0, 1, 2
 SCHEDS = (SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE)
-PIPE_SCHED = SCHED_DYNAMIC  # every default pipe plan (static and late tickets: forced only)
+PIPE_SCHED = SCHED_DYNAMIC  # default pipe plans but those of PIPE_SCHED_TUNED (static rows: forced only)
+PIPE_SCHED_TUNED = {("softmax", 2, True): SCHED_LATE}  # (op, element bytes, every row on 16 bytes) -> schedule
 # Threads per CTA: any whole number of warps from 128 to 512, so the 8 CTAs' vector slots fit the row closely
 # (pipe_tpr_order): 8192 x 50257 (6283 bf16 / 12565 fp32 vectors) at 8 x 160 threads pads the row 2% instead of
 # 12% / 6% at 8 x 128 (where rank 0 holds 7 of every thread's vectors and rank 7 holds 6). Measured on the H200
@@ -319,7 +322,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             raise ValueError(f"N={N} needs ~{regs} registers per thread at {c} x {t} threads per row")
         if src in PSRC_IN_SHARED and shared > MAX_DYNAMIC_SHARED:
             raise ValueError(f"{shared} bytes of parameters do not fit one CTA's shared memory")
-        sch = PIPE_SCHED if sched is None else sched
+        sch = PIPE_SCHED_TUNED.get((op, itemsize, N % vec == 0), PIPE_SCHED) if sched is None else sched
         if sch not in SCHEDS:
             raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows), {SCHED_DYNAMIC} (rows by ticket) "
                              f"or {SCHED_LATE} (static, the last rows by ticket)")

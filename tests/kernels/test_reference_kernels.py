@@ -136,9 +136,11 @@ def test_plan_paths_by_row_length():
     assert dispatch.pipe_tpr_order(6283, 8, 8)[0] == 160           # 6400 slots for 6283 vectors
     assert dispatch.pipe_tpr_order(6283, 8, 8, (128, 256, 512)) == [128, 256, 512]
     assert dispatch.pipe_tpr_order(8192, 8, 4)[0] == 256            # exact fits: the fewest threads
-    # rows by ticket by default (static and late tickets are forced only)
+    # rows by ticket by default (static rows are forced only); late tickets: bf16 softmax rows on 16 bytes
     assert {plan(op, 8, n, dt).sched for op in ("layernorm", "rmsnorm", "softmax") for dt in ("float32", "bf16")
             for n in (32768, 50257) if not (dt == "bf16" and n == 32768 and op == "softmax")} == {1}
+    assert [plan(op, 8, 65536, dt).sched for op in ("layernorm", "rmsnorm", "softmax") for dt in ("float32", "bf16")
+            ] == [1, 1, 1, 1, 1, dispatch.SCHED_LATE]
     assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1,32>")
     assert plan("rmsnorm", 8, 50257, "bf16").name.endswith(",160,5,8,1,1,24>")  # PIPE_FLOOR_TUNED
     assert plan("rmsnorm", 8, 50257, "bf16", spare=40).name.endswith(",1,1,40>")
