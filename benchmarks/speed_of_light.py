@@ -4,8 +4,8 @@
 For every (op, dtype, shape):
   1. fresh random input; output poisoned with NaN; our kernel checked against a float64 reference
      (||y - ref|| / ||ref||, every element finite) -- torch checked the same way;
-  2. timed with CUDA events around each launch, L2 flushed (a 2 x L2 memset) before every launch,
-     median of --reps launches after warm-up;
+  2. timed with CUDA events around each launch, L2 flushed (an 8 x L2 memset, see Timer) before every
+     launch, median of --reps launches after warm-up;
   3. compared with the device-to-device copy ceiling measured in the same run (bytes read + written)
      and with torch (F.layer_norm, F.rms_norm, torch.softmax) on the same tensors.
 Shapes: N in {256 ... 65536} with M chosen so each tensor is >= 4 x L2 (read from the device), plus
@@ -48,8 +48,16 @@ EPS = {"layernorm": 1e-5, "rmsnorm": 1e-6}
 
 # ------------------------------------------------------------------ device + timing helpers
 class Timer:
-    def __init__(self, l2_bytes: int, reps: int, warmup: int):
-        self.flush_buf = cp.empty(max(2 * l2_bytes, 64 << 20), dtype=cp.uint8)
+    """CUDA-event times of one launch, L2 flushed before each by a memset of flush_l2s x L2 (8: 480 MB, ~120 us
+    on the H200). The flush also gives the host time to queue the timed launch before the start event is
+    reached, so the events bracket GPU work only: after a 2 x L2 flush (~30 us) a launch whose host side
+    (Python, argument packing) took longer started late and that wait was timed (bf16 softmax 8192 x 768:
+    median 18.5 us in one run, 10.9 us in another; p10-p90 spreads to 20 us), while the 8 x L2 flush left
+    spreads of 1-2 us and the long launches' medians unchanged (docs/benchmarks/explore_0100/flush_ab.txt;
+    a one-thread 100 us hold kernel instead added 1-3 us to the long launches, ours and torch's)."""
+
+    def __init__(self, l2_bytes: int, reps: int, warmup: int, flush_l2s: int = 8):
+        self.flush_buf = cp.empty(max(flush_l2s * l2_bytes, 64 << 20), dtype=cp.uint8)
         self.reps, self.warmup = reps, warmup
 
     def flush(self):
@@ -442,7 +450,7 @@ def main(argv=None):
               f"Copy ceiling (device-to-device copy of {copy_bytes >> 20} MiB, bytes read + written, same run): "
               f"**{copy_bw:.0f} GB/s** (two runs: {info['copy_gbps_runs'][0]:.0f} / {info['copy_gbps_runs'][1]:.0f}).",
               "", "Each time is the median of "
-              f"{args.reps} launches timed with CUDA events, L2 flushed (2 x L2 memset) before every launch; "
+              f"{args.reps} launches timed with CUDA events, L2 flushed (8 x L2 memset) before every launch; "
               "each kernel verified against float64 on fresh random data first (err = ||y - ref|| / ||ref||). "
               "GB/s counts x read once + y written once + parameters once. M is chosen so each tensor is "
               ">= 4x L2, except llm.c's 8192 x 768 (fits in L2: cold-cache number, not a bandwidth test).", "",
