@@ -929,6 +929,25 @@ __device__ __forceinline__ void sol_st_shared_if(int* p, int v, bool take) {
 }
 #endif
 
+// A row's bytes toward L2 ahead of its loads: one bulk prefetch (sm_90) of the row's whole 16-byte blocks, issued
+// by one thread; it holds no register or shared memory while in flight, so more rows are on their way than the
+// row buffers can hold (sol_pipe_rows, AHEAD). Blocks only inside the row: nothing past the tensor is touched.
+// Elsewhere (the CPU emulator, pre-sm_90 GPUs) a no-op: it changes no result.
+// Predicated like sol_ticket (take: this thread issues it), not branched around.
+template <typename T>
+__device__ __forceinline__ void sol_prefetch_row_l2(const T* xr, int N, bool take) {
+#if !defined(__CUDA_EMU__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const unsigned long long a = (__cvta_generic_to_global(xr) + 15) & ~15ull;
+    const unsigned long long e = __cvta_generic_to_global(xr + N) & ~15ull;
+    asm volatile("{ .reg .pred q; setp.ne.u32 q, %2, 0; @q cp.async.bulk.prefetch.L2.global [%0], %1; }"
+                 :: "l"(a), "r"((unsigned)(e - a)), "r"((unsigned)(take && e > a)) : "memory");
+#else
+    (void)xr;
+    (void)N;
+    (void)take;
+#endif
+}
+
 // The persistent loop. The next row's loads are issued into the other buffer before a row is processed.
 // CTA/cluster g of G takes rows g, g + G, g + 2G ... (DYN false: static rows), or (DYN) starts with rows
 // g, g + G, g + 2G, g + 3G and then takes tickets: after each row it draws one, and ticket t (counted from
@@ -943,11 +962,12 @@ __device__ __forceinline__ void sol_st_shared_if(int* p, int v, bool take) {
 // statically (g, g + G, ... g + (S - 1)G) and then tickets (ticket t: row SG + t), drawn after its rows S - 4 on:
 // a launch draws M - G(S - 4) tickets. With S = 4 this is the plain ticket schedule.
 // ROWS16: the caller guarantees every row starts on 16 bytes (ex is then always `pad`).
+// AHEAD: each row is also bulk-prefetched to L2 a row before its loads are issued (ahead, below).
 // row(q, ex, x0, r, it): x0 = element (lane % 32) of the row (element 0 past its end) when HEAD32, else 0;
 // it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's buffers alternate with it); row calls
 // sol_pipe_allreduce with k = 0 at least once. Control flow is cluster-uniform.
 template <typename T, int W, int TPR, int NV, int CLUSTER, bool HEAD32 = false, bool ROWS16 = false,
-          bool LATE = false, class V, int NRED, bool DYN, class Row>
+          bool LATE = false, bool AHEAD = false, class V, int NRED, bool DYN, class Row>
 __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, int N, float pad,
                                               unsigned* __restrict__ tickets, unsigned base,
                                               SolPipeShared<TPR, CLUSTER, V, NRED, DYN>& sh, Row row) {
@@ -971,12 +991,23 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     int r = g, r1 = g + G;  // the rows in buffers a and b
     unsigned tka = 0, tkb = 0;  // rank 0's thread 0: the tickets it drew after its last a and b rows
     constexpr bool kDyn = SolPipeShared<TPR, CLUSTER, V, NRED, DYN>::kDyn;
-    // Before row `it`: the row of iteration it + 2 goes to trow / tsend (from the ticket drawn after row it - 2).
-    auto publish = [&](int it, unsigned tk) {
-        if constexpr (kDyn) {
-            const long long nr = it + 2 < S ? g + (2LL + it) * G : (long long)S * G + (tk - base);
-            sol_st_shared_if(&(CLUSTER > 1 ? sh.tsend : sh.trow)[it & 1], (int)min(nr, (long long)M),
+    // The row of iteration it + 2 (row rr at iteration it; tk: the ticket drawn after row it - 2).
+    auto next2 = [&](int it, unsigned tk, int rr) -> long long {
+        if constexpr (kDyn) return it + 2 < S ? g + (2LL + it) * G : (long long)S * G + (tk - base);
+        else return rr + 2LL * G;
+    };
+    // Before row `it`: the row of iteration it + 2 goes to trow / tsend.
+    auto publish = [&](int it, unsigned tk, int rr) {
+        if constexpr (kDyn)
+            sol_st_shared_if(&(CLUSTER > 1 ? sh.tsend : sh.trow)[it & 1], (int)min(next2(it, tk, rr), (long long)M),
                              rank == 0 && t == 0);
+    };
+    // AHEAD: the row of iteration it + 2 toward L2 (sol_prefetch_row_l2), called after row it - 2 (the fewest live
+    // registers, as draw): a row before its loads into a row buffer are issued, after row it.
+    auto ahead = [&](int it, unsigned tk, int rr) {
+        if constexpr (AHEAD) {
+            const long long nr = next2(it, tk, rr);
+            sol_prefetch_row_l2(x + min(nr, M - 1LL) * N, N, rank == 0 && t == 0 && nr < M);
         }
     };
     // After row `it` (its stores issued, its buffer dead: the fewest live registers), the ticket for 4 rows later.
@@ -1001,11 +1032,13 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     if (r < M) issue(r, a, ea, fa);
     sol_diag_stamp(2);
     int it = 0;
+    ahead(0, tka, r);
     for (; r < M; it += 2) {  // unrolled by two so each buffer stays in its own registers
         if (r1 < M) issue(r1, b, eb, fb);
-        publish(it, tka);
+        publish(it, tka, r);
         row(a, ea, fa, r, it);
         draw(tka, it);
+        ahead(it + 1, tkb, r1);
         if (it == 0) sol_diag_stamp(3);
         if (r1 >= M) {
             ++it;
@@ -1013,9 +1046,10 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         }
         r = after(it, r);
         if (r < M) issue(r, a, ea, fa);
-        publish(it + 1, tkb);
+        publish(it + 1, tkb, r1);
         row(b, eb, fb, r1, it + 1);
         draw(tkb, it + 1);
+        ahead(it + 2, tka, r);
         r1 = after(it + 1, r1);
     }
     sol_diag_stamp(4);

@@ -123,6 +123,16 @@ SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE = 0, 1, 2
 SCHEDS = (SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE)
 PIPE_SCHED = SCHED_DYNAMIC  # default pipe plans but those of PIPE_SCHED_TUNED (static rows: forced only)
 PIPE_SCHED_TUNED = {("softmax", 2, True): SCHED_LATE}  # (op, element bytes, every row on 16 bytes) -> schedule
+# Rows bulk-prefetched to L2 a row before their loads into a row buffer (AHEAD in sol_pipe_rows): the long-row pipe
+# kernels are bound by the bytes in flight (bf16 softmax 1920 x 65536 on 77 / 72 / 64 of its 77 clusters: 89.7 /
+# 88.0 / 83.9% of copy), and a prefetch holds no register. Measured on the H200 at 32768 / 65536 / 8192 x 50257
+# (docs/benchmarks/explore_0100/ahead_ab.txt, A B A B): on where it gained at every measured shape of the key --
+# bf16 8192 x 50257 LayerNorm 86.8 -> 91.9%, RMSNorm 95.0 -> 96.0%, softmax 91.0 -> 96.2%; fp32 softmax 8192 x
+# 50257 95.9 -> 97.5%; bf16 softmax 1920 x 65536 89.5 -> 91.5% -- and off where it lost at some: fp32 LayerNorm /
+# RMSNorm 8192 x 50257 95 -> 74-76%, every fp32 op at 1920 x 32768 (-4 to -13 points), bf16 LayerNorm 1920 x
+# 65536 91.4 -> 87.1% (but 3840 x 32768 92.1 -> 93.5%), bf16 RMSNorm 3840 x 32768 93.9 -> 92.8%.
+PIPE_L2_AHEAD = {("layernorm", 2, False), ("rmsnorm", 2, False), ("softmax", 2, False), ("softmax", 4, False),
+                 ("softmax", 2, True)}  # (op, element bytes, every row on 16 bytes)
 # Threads per CTA: any whole number of warps from 128 to 512, so the 8 CTAs' vector slots fit the row closely
 # (pipe_tpr_order): 8192 x 50257 (6283 bf16 / 12565 fp32 vectors) at 8 x 160 threads pads the row 2% instead of
 # 12% / 6% at 8 x 128 (where rank 0 holds 7 of every thread's vectors and rank 7 holds 6). Measured on the H200
@@ -234,6 +244,7 @@ class Plan:
     psrc: int = 0     # pipe: where the parameters are read (PSRC_*)
     sched: int = 0    # pipe: rows dealt out statically (0), by ticket (1) or by ticket at the end (2): SCHEDS
     spare: int = 32   # pipe: registers the occupancy floor of ticketed rows leaves besides the row buffers
+    ahead: int = 0    # pipe: each row bulk-prefetched to L2 a row before its loads (1) or not (0): PIPE_L2_AHEAD
 
     @property
     def shared_bytes(self) -> int:
@@ -247,7 +258,7 @@ class Plan:
         if self.kind == "cached":
             return f"{self.op}_kernel<{self.ctype},{self.vec},{self.tpr},{self.rpb},{self.nv}>"
         if self.kind == "pipe":
-            tail = (f",{self.psrc}" if self.nparams else "") + f",{self.sched},{self.spare}"
+            tail = (f",{self.psrc}" if self.nparams else "") + f",{self.sched},{self.spare},{self.ahead}"
             return f"{self.op}_pipe_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}{tail}>"
         if self.kind == "cluster":
             return f"{self.op}_{self.kind}_kernel<{self.ctype},{self.vec},{self.tpr},{self.nv},{self.cluster}>"
@@ -261,12 +272,12 @@ class Plan:
 def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None = None,
          allow_cluster: bool = True, tpr: int | None = None, cluster: int | None = None,
          rpb: int | None = None, nv: int | None = None, psrc: int | None = None,
-         sched: int | None = None, spare: int | None = None) -> Plan:
+         sched: int | None = None, spare: int | None = None, ahead: int | None = None) -> Plan:
     """Pick the kernel and launch configuration for an (M, N) problem.
 
     ``aligned``: x, y and the parameters all start on 16-byte boundaries (rows themselves may not:
     the cached/cluster kernels peel a scalar head/tail per row). ``kind`` forces one of KINDS and
-    ``tpr``/``cluster``/``rpb``/``nv``/``psrc``/``sched``/``spare`` force a configuration (benchmarks use them to
+    ``tpr``/``cluster``/``rpb``/``nv``/``psrc``/``sched``/``spare``/``ahead`` force a configuration (benchmarks use them to
     compare); None picks the default.
     """
     if op not in OPS:
@@ -329,7 +340,10 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         spr = PIPE_FLOOR_TUNED.get((op, itemsize, t, n, src), PIPE_FLOOR_SPARE_REGS) if spare is None else spare
         if not 0 <= spr <= 224:
             raise ValueError(f"spare={spr}: registers besides the row buffers, 0-224")
-        return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src, sch, spr)
+        ahd = int((op, itemsize, N % vec == 0) in PIPE_L2_AHEAD) if ahead is None else ahead
+        if ahd not in (0, 1):
+            raise ValueError(f"ahead={ahd}: 1 (rows prefetched to L2 a row ahead) or 0")
+        return Plan(op, "pipe", ctype, vec, t, 1, n, c, (M * c,), (t,), npar, src, sch, spr, ahd)
 
     def stream() -> Plan:
         v = width if (aligned and N % width == 0) else 1

@@ -153,8 +153,9 @@ layernorm_cluster_kernel(const T* __restrict__ x, const T* __restrict__ gamma, c
 // gamma/beta from PSRC (SolPipeParams: 0 global, 1 shared memory, 2 registers, 3 spread fp32, 4 aligned rows;
 // 5: the pairs of SolParamPairs). Dynamic shared memory: P::kBytes (dispatch.Plan.shared_bytes). SCHED: rows
 // static (0), by ticket (1) or by ticket for the last rows (2), see sol_pipe_rows; SPARE: registers the
-// occupancy floor leaves besides the row buffers (sol_pipe_min_ctas).
-template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED, int SPARE>
+// occupancy floor leaves besides the row buffers (sol_pipe_min_ctas); AHEAD: each row
+// bulk-prefetched to L2 a row before its loads (sol_pipe_rows).
+template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED, int SPARE, int AHEAD>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER)
 __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 2 : 0, SCHED, SPARE>()))
 layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
@@ -177,7 +178,7 @@ layernorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, cons
     // for one (at the occupancy floor NVRTC 13.5 spilled 8 bytes without this)
     constexpr bool kRows16 = PSRC == 4;
     const float inv_n = 1.0f / N;  // a reciprocal once, not a division a row
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true, kRows16, SCHED == 2>(x, M, N, 0.0f, tickets, base, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, true, kRows16, SCHED == 2, AHEAD != 0>(x, M, N, 0.0f, tickets, base, sh,
                                                 [&](const uint4 (&q)[NV], float ex, float head, long long row, int it) {
         const float K = sol_warp_allreduce<SolSum>(head) * (1.0f / 32);  // identical in every warp
         const SolRowSplit<T, W> rs(x + row * N, N);

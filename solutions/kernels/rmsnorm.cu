@@ -130,8 +130,9 @@ rmsnorm_stream_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* _
 // while this one is reduced and written (sol_pipe_rows); gamma from PSRC (SolPipeParams: 0 global, 1 shared
 // memory, 2 registers, 3 spread fp32, 4 aligned rows). Dynamic shared memory: SolPipeParams<...>::kBytes.
 // SCHED: rows static (0), by ticket (1) or by ticket for the last rows (2), see sol_pipe_rows; SPARE: registers
-// the occupancy floor leaves besides the row buffers (sol_pipe_min_ctas).
-template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED, int SPARE>
+// the occupancy floor leaves besides the row buffers (sol_pipe_min_ctas); AHEAD: each row
+// bulk-prefetched to L2 a row before its loads (sol_pipe_rows).
+template <typename T, int W, int TPR, int NV, int CLUSTER, int PSRC, int SCHED, int SPARE, int AHEAD>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER)
 __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, PSRC == 2 ? 1 : 0, SCHED, SPARE>()))
 rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
@@ -151,7 +152,7 @@ rmsnorm_pipe_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __r
     if constexpr (PSRC == 1 || PSRC >= 3) __syncthreads();
     constexpr bool kRows16 = PSRC == 4;  // planned only when every row starts on 16 bytes: no head/tail element
     const float inv_n = 1.0f / N;
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, kRows16, SCHED == 2>(x, M, N, 0.0f, tickets, base, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, kRows16, SCHED == 2, AHEAD != 0>(x, M, N, 0.0f, tickets, base, sh,
                                           [&](const uint4 (&q)[NV], float ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;

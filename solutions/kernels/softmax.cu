@@ -207,8 +207,9 @@ softmax_stream_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N) 
 // (max, sum) pairs about each thread's own max measured no faster with the kept exponentials either (bf16
 // 1920 x 65536 88.4 / 88.2%, 8192 x 50257 91.6 / 87.9%; docs/benchmarks/explore_2340/one_round_tried.txt).
 // SCHED: rows static (0), by ticket (1) or by ticket for the last rows (2), see sol_pipe_rows; SPARE: registers
-// the occupancy floor leaves besides the row buffers (sol_pipe_min_ctas).
-template <typename T, int W, int TPR, int NV, int CLUSTER, int SCHED, int SPARE>
+// the occupancy floor leaves besides the row buffers (sol_pipe_min_ctas); AHEAD: each row
+// bulk-prefetched to L2 a row before its loads (sol_pipe_rows).
+template <typename T, int W, int TPR, int NV, int CLUSTER, int SCHED, int SPARE, int AHEAD>
 __global__ void SOL_CLUSTER_DIMS(CLUSTER) __launch_bounds__(TPR, (sol_pipe_min_ctas<TPR, NV, 0, SCHED, SPARE>()))
 softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
                     unsigned* __restrict__ tickets, unsigned base) {
@@ -217,7 +218,7 @@ softmax_pipe_kernel(const T* __restrict__ x, T* __restrict__ y, int M, int N,
     __shared__ SolPipeShared<TPR, CLUSTER, float, 2, SCHED != 0> sh;
     const int rank = sol_cta_rank<CLUSTER>();
     const int t = threadIdx.x;
-    sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, false, SCHED == 2>(x, M, N, SolMax::identity(), tickets, base, sh,
+    sol_pipe_rows<T, W, TPR, NV, CLUSTER, false, false, SCHED == 2, AHEAD != 0>(x, M, N, SolMax::identity(), tickets, base, sh,
                                           [&](uint4 (&q)[NV], float& ex, float, long long row, int it) {
         const SolRowSplit<T, W> rs(x + row * N, N);
         T* yr = y + row * N;

@@ -141,9 +141,16 @@ def test_plan_paths_by_row_length():
             for n in (32768, 50257) if not (dt == "bf16" and n == 32768 and op == "softmax")} == {1}
     assert [plan(op, 8, 65536, dt).sched for op in ("layernorm", "rmsnorm", "softmax") for dt in ("float32", "bf16")
             ] == [1, 1, 1, 1, 1, dispatch.SCHED_LATE]
-    assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1,32>")
-    assert plan("rmsnorm", 8, 50257, "bf16").name.endswith(",160,5,8,1,1,24>")  # PIPE_FLOOR_TUNED
-    assert plan("rmsnorm", 8, 50257, "bf16", spare=40).name.endswith(",1,1,40>")
+    assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1,32,1>")
+    assert plan("rmsnorm", 8, 50257, "bf16").name.endswith(",160,5,8,1,1,24,1>")  # PIPE_FLOOR_TUNED
+    assert plan("rmsnorm", 8, 50257, "bf16", spare=40, ahead=0).name.endswith(",1,1,40,0>")
+    # rows prefetched to L2 a row ahead (PIPE_L2_AHEAD): bf16 rows at every offset, fp32 softmax ones, bf16
+    # softmax on 16 bytes; not fp32 LayerNorm / RMSNorm, nor rows of 64 KB and less for every op but bf16 softmax
+    assert [plan(op, 8, n, dt).ahead for dt in ("bf16", "float32") for n in (50257, 65536)
+            for op in ("layernorm", "rmsnorm", "softmax")] == [1, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0]
+    assert {plan(op, 8, 32768, dt).ahead for op in ("layernorm", "rmsnorm") for dt in ("bf16", "float32")} == {0}
+    with pytest.raises(ValueError, match="ahead"):
+        plan("softmax", 8, 65536, "bf16", kind="pipe", cluster=8, tpr=128, ahead=2)
     assert plan("softmax", 8, 32768, "bf16").kind == "stream"        # rows to 64 KB: the re-read hits L2
     assert plan("softmax", 8, 16384, "float32").kind == "stream"
     assert plan("softmax", 8, 32768, "float32").kind == "pipe"       # past that the pipe kernel where it runs
@@ -337,7 +344,8 @@ def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, d
                       (5, 2053, 160)):
         for psrc in {"layernorm": (0, 1, 2, 3, 4, 5), "rmsnorm": (0, 1, 2, 3, 4)}.get(op, (None,)):
             case += 1
-            config = {"tpr": tpr, "psrc": psrc, "sched": case % 3}  # static / by ticket / late tickets in turn
+            # static / by ticket / late tickets in turn, rows prefetched to L2 ahead or not (a no-op here)
+            config = {"tpr": tpr, "psrc": psrc, "sched": case % 3, "ahead": case // 3 % 2}
             if psrc == dispatch.PSRC_ALIGNED and N % (8 if dtype == "bf16" else 4):
                 with pytest.raises(ValueError, match="16-byte boundary"):  # rows at other offsets
                     rk.plan(op, M, N, np_dtype, kind="pipe", **config)
@@ -453,7 +461,8 @@ PIPE_SHAPES = ((1, 512), (1, 1024), (2, 512), (2, 1024), (4, 512), (4, 1024), (8
 def test_gpu_pipe_kernels_match_float64(op, dtype):
     """Every pipelined launch shape and parameter source, with 2 clusters looping over the rows (odd and even
     row counts per cluster) and with the driver-sized grid, on aligned and misaligned rows, rows dealt out
-    statically, by ticket and by ticket for the last rows (in turn; 37 rows on 2 clusters: 14 static rows each)."""
+    statically, by ticket and by ticket for the last rows (in turn; 37 rows on 2 clusters: 14 static rows each),
+    rows bulk-prefetched to L2 ahead or not (in turn)."""
     cp = pytest.importorskip("cupy")
     rng = np.random.default_rng(6)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
@@ -466,7 +475,7 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
             for c, t in PIPE_SHAPES:
                 for psrc in {"layernorm": (0, 1, 2, 3, 4, 5), "rmsnorm": (0, 1, 2, 3, 4)}.get(op, (None,)):
                     case += 1
-                    config = {"cluster": c, "tpr": t, "psrc": psrc, "sched": case % 3}
+                    config = {"cluster": c, "tpr": t, "psrc": psrc, "sched": case % 3, "ahead": case // 3 % 2}
                     try:
                         p = rk.plan(op, M, N, np_dtype, kind="pipe", **config)
                     except ValueError:
