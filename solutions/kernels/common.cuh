@@ -962,7 +962,7 @@ __device__ __forceinline__ void sol_prefetch_row_l2(const T* xr, int N, bool tak
 // statically (g, g + G, ... g + (S - 1)G) and then tickets (ticket t: row SG + t), drawn after its rows S - 4 on:
 // a launch draws M - G(S - 4) tickets. With S = 4 this is the plain ticket schedule.
 // ROWS16: the caller guarantees every row starts on 16 bytes (ex is then always `pad`).
-// AHEAD: each row is also bulk-prefetched to L2 a row before its loads are issued (ahead, below).
+// AHEAD: each row is also bulk-prefetched to L2 a row before its loads are issued (publish, below).
 // row(q, ex, x0, r, it): x0 = element (lane % 32) of the row (element 0 past its end) when HEAD32, else 0;
 // it = 0, 1, 2 ... numbers this CTA's rows (sol_pipe_allreduce's buffers alternate with it); row calls
 // sol_pipe_allreduce with k = 0 at least once. Control flow is cluster-uniform.
@@ -996,19 +996,17 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         if constexpr (kDyn) return it + 2 < S ? g + (2LL + it) * G : (long long)S * G + (tk - base);
         else return rr + 2LL * G;
     };
-    // Before row `it`: the row of iteration it + 2 goes to trow / tsend.
+    // Before row `it`, right after the loads of row it + 1 are issued: the row of iteration it + 2 goes to trow /
+    // tsend, and with AHEAD toward L2 (sol_prefetch_row_l2), a row before its loads into a row buffer are issued
+    // (after row it). After those loads, not before: issued right after row it - 2 instead (ahead of the next
+    // row's loads in the memory queue) the prefetch gained far less and cost some kernels up to 3 points
+    // (docs/benchmarks/explore_0100/ahead_ab2.txt).
     auto publish = [&](int it, unsigned tk, int rr) {
+        const long long nr = next2(it, tk, rr);
         if constexpr (kDyn)
-            sol_st_shared_if(&(CLUSTER > 1 ? sh.tsend : sh.trow)[it & 1], (int)min(next2(it, tk, rr), (long long)M),
+            sol_st_shared_if(&(CLUSTER > 1 ? sh.tsend : sh.trow)[it & 1], (int)min(nr, (long long)M),
                              rank == 0 && t == 0);
-    };
-    // AHEAD: the row of iteration it + 2 toward L2 (sol_prefetch_row_l2), called after row it - 2 (the fewest live
-    // registers, as draw): a row before its loads into a row buffer are issued, after row it.
-    auto ahead = [&](int it, unsigned tk, int rr) {
-        if constexpr (AHEAD) {
-            const long long nr = next2(it, tk, rr);
-            sol_prefetch_row_l2(x + min(nr, M - 1LL) * N, N, rank == 0 && t == 0 && nr < M);
-        }
+        if constexpr (AHEAD) sol_prefetch_row_l2(x + min(nr, M - 1LL) * N, N, rank == 0 && t == 0 && nr < M);
     };
     // After row `it` (its stores issued, its buffer dead: the fewest live registers), the ticket for 4 rows later.
     auto draw = [&](unsigned& tk, int it) {
@@ -1032,13 +1030,11 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     if (r < M) issue(r, a, ea, fa);
     sol_diag_stamp(2);
     int it = 0;
-    ahead(0, tka, r);
     for (; r < M; it += 2) {  // unrolled by two so each buffer stays in its own registers
         if (r1 < M) issue(r1, b, eb, fb);
         publish(it, tka, r);
         row(a, ea, fa, r, it);
         draw(tka, it);
-        ahead(it + 1, tkb, r1);
         if (it == 0) sol_diag_stamp(3);
         if (r1 >= M) {
             ++it;
@@ -1049,7 +1045,6 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
         publish(it + 1, tkb, r1);
         row(b, eb, fb, r1, it + 1);
         draw(tkb, it + 1);
-        ahead(it + 2, tka, r);
         r1 = after(it + 1, r1);
     }
     sol_diag_stamp(4);

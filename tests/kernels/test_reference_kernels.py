@@ -143,6 +143,7 @@ def test_plan_paths_by_row_length():
             ] == [1, 1, 1, 1, 1, dispatch.SCHED_LATE]
     assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1,32,1>")
     assert plan("rmsnorm", 8, 50257, "bf16").name.endswith(",160,5,8,1,1,24,1>")  # PIPE_FLOOR_TUNED
+    assert [plan(op, 8, 50257, "bf16").spare for op in ("layernorm", "rmsnorm", "softmax")] == [24, 24, 32]
     assert plan("rmsnorm", 8, 50257, "bf16", spare=40, ahead=0).name.endswith(",1,1,40,0>")
     # rows prefetched to L2 a row ahead (PIPE_L2_AHEAD): bf16 rows at every offset, fp32 softmax ones, bf16
     # softmax on 16 bytes; not fp32 LayerNorm / RMSNorm, nor rows of 64 KB and less for every op but bf16 softmax
@@ -262,7 +263,7 @@ def test_benchmark_instances_compile_for_sm90_without_spills(op):
     names = sorted({p.name for p in plans})
     # every instance compiled with fewer spare registers (a higher occupancy floor) is among them
     tuned = {key for key in dispatch.PIPE_FLOOR_TUNED if key[0] == op}
-    assert tuned and tuned <= {(p.op, 2 if p.ctype != "float" else 4, p.tpr, p.nv, p.psrc) for p in plans
+    assert tuned <= {(p.op, 2 if p.ctype != "float" else 4, p.tpr, p.nv, p.psrc, p.ahead) for p in plans
                                if p.kind == "pipe" and p.spare != dispatch.PIPE_FLOOR_SPARE_REGS}
     log = _nvrtc_compile(source(op), names)
     spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", log)]
