@@ -124,13 +124,15 @@ SCHEDS = (SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE)
 PIPE_SCHED = SCHED_DYNAMIC  # default pipe plans but those of PIPE_SCHED_TUNED (static rows: forced only)
 PIPE_SCHED_TUNED = {("softmax", 2, True): SCHED_LATE}  # (op, element bytes, every row on 16 bytes) -> schedule
 # Rows bulk-prefetched to L2 a row before their loads into a row buffer (AHEAD in sol_pipe_rows): the long-row pipe
-# kernels are bound by the bytes in flight (bf16 softmax 1920 x 65536 on 77 / 72 / 64 of its 77 clusters: 89.7 /
-# 88.0 / 83.9% of copy), and a prefetch holds no register. Measured on the H200 at 32768 / 65536 / 8192 x 50257
-# (docs/benchmarks/explore_0100/ahead_ab.txt, A B A B): on where it gained at every measured shape of the key --
-# bf16 8192 x 50257 LayerNorm 86.8 -> 91.9%, RMSNorm 95.0 -> 96.0%, softmax 91.0 -> 96.2%; fp32 softmax 8192 x
-# 50257 95.9 -> 97.5%; bf16 softmax 1920 x 65536 89.5 -> 91.5% -- and off where it lost at some: fp32 LayerNorm /
-# RMSNorm 8192 x 50257 95 -> 74-76%, every fp32 op at 1920 x 32768 (-4 to -13 points), bf16 LayerNorm 1920 x
-# 65536 91.4 -> 87.1% (but 3840 x 32768 92.1 -> 93.5%), bf16 RMSNorm 3840 x 32768 93.9 -> 92.8%.
+# kernels are bound by the bytes in flight (bf16 softmax 1920 x 65536 on 77 / 72 / 64 of the 77 clusters that fit:
+# 89.7 / 88.0 / 83.9% of copy), and a prefetch holds no register. On where it gained; H200, the committed kernel,
+# A B A B, % of copy with / without (docs/benchmarks/explore_0100/ahead_ab.txt, A/B 3, and the 01:35 full run's
+# variants): bf16 8192 x 50257 LayerNorm 90.5 / 86.7 (without: its old 24 spare registers), RMSNorm 96.1 / 95.0,
+# softmax 94.5 / 91.6; bf16 softmax 1920 x 65536 91.3 / 89.5; fp32 softmax 8192 x 50257 98.1 / 96.2. Off where it
+# lost: bf16 LayerNorm 1920 x 65536 88.6 / 91.5 (the key's 3840 x 32768 gained: 93.5 / 92.0), fp32 softmax
+# 1920 x 32768 93.1 / 94.1. fp32 LayerNorm / RMSNorm gained 0-3 points (960 x 65536: 93.6 / 90.6, 94.1 / 91.4) but
+# stay off until a full run measures them. A first build that branched around the prefetch (not predicated) lost up
+# to 20 points on fp32 rows; one that issued it before the next row's loads gained far less (A/B 1 and 2 there).
 PIPE_L2_AHEAD = {("layernorm", 2, False), ("rmsnorm", 2, False), ("softmax", 2, False), ("softmax", 4, False),
                  ("softmax", 2, True)}  # (op, element bytes, every row on 16 bytes)
 # Threads per CTA: any whole number of warps from 128 to 512, so the 8 CTAs' vector slots fit the row closely
