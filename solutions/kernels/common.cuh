@@ -999,8 +999,8 @@ __device__ __forceinline__ void sol_pipe_rows(const T* __restrict__ x, int M, in
     // Before row `it`, right after the loads of row it + 1 are issued: the row of iteration it + 2 goes to trow /
     // tsend, and with AHEAD toward L2 (sol_prefetch_row_l2), a row before its loads into a row buffer are issued
     // (after row it). After those loads, not before: issued right after row it - 2 instead (ahead of the next
-    // row's loads in the memory queue) the prefetch gained far less and cost some kernels up to 3 points
-    // (docs/benchmarks/explore_0100/ahead_ab2.txt).
+    // row's loads in the memory queue) the prefetch gained far less, and lost on bf16 RMSNorm 8192 x 50257
+    // (docs/benchmarks/explore_0100/ahead_ab.txt, A/B 2 vs A/B 3).
     auto publish = [&](int it, unsigned tk, int rr) {
         const long long nr = next2(it, tk, rr);
         if constexpr (kDyn)
