@@ -16,7 +16,7 @@ default and two-exp computes wrong results on purpose; the differences in time a
                 for the output (-DSOL_SOFTMAX_TWO_EXP; a correct build, verified like the default)
 --variant kind[:key=int...] (as speed_of_light.py's --variants) times that forced launch instead of the default.
 no-exchange and no-reduce deal the pipe kernels' rows out statically (no message carries a row ticket), which
-the default build does only where PIPE_TUNING says so. Softmax (no parameters) is the control of no-params. What remains in no-reduce is loading, arithmetic and
+no default plan does (tickets, or late tickets: PIPE_TUNING). Softmax (no parameters) is the control of no-params. What remains in no-reduce is loading, arithmetic and
 storing: where it is still under the copy ceiling, the row's own instructions and latency are the limit.
 (Named param_traffic.py until the no-exchange / no-reduce builds were added. docs/benchmarks/
 param_traffic_before_persist.txt also has an "x-no-L1" column: x read with ld.global.nc.L1::no_allocate,

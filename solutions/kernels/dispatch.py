@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 import numpy as np
 
@@ -97,7 +97,7 @@ REGS_PER_SM = 65536
 PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers and parameter registers
 # Pipe kernels by default: 8-CTA clusters, threads per CTA (PIPE_TPR) such that a thread holds at most `max_vecs`
 # 16-byte vectors per row buffer and the row is padded least (ties: the fewest threads), parameters from `psrc`,
-# rows by ticket (PIPE_SCHED, PIPE_SCHED_TUNED). Keyed by (op, element bytes,
+# rows by ticket (`sched`), rows prefetched to L2 or not (`ahead`): PIPE_TUNING. Keyed by (op, element bytes,
 # every row at one 16-byte offset). Measured on the H200 at 32768 / 65536 / 8192 x 50257 over clusters of
 # 1-8 x 128-512 threads and every parameter source (docs/benchmarks/README.md, explore_pipe/): small CTAs
 # with many vectors in flight won, except that LayerNorm rows keep 4 vectors (fp32 65536: 86% of copy at
@@ -121,8 +121,6 @@ PIPE_SPARE_REGS = 24  # registers a pipe kernel needs besides its row buffers an
 # 89.0 / 89.2% vs 88.2 / 88.5% (and 89.0% vs 88.3% in another; docs/benchmarks/explore_0100).
 SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE = 0, 1, 2
 SCHEDS = (SCHED_STATIC, SCHED_DYNAMIC, SCHED_LATE)
-PIPE_SCHED = SCHED_DYNAMIC  # default pipe plans but those of PIPE_SCHED_TUNED (static rows: forced only)
-PIPE_SCHED_TUNED = {("softmax", 2, True): SCHED_LATE}  # (op, element bytes, every row on 16 bytes) -> schedule
 # Rows bulk-prefetched to L2 a row before their loads into a row buffer (AHEAD in sol_pipe_rows): the long-row pipe
 # kernels are bound by the bytes in flight (bf16 softmax 1920 x 65536 on 77 / 72 / 64 of the 77 clusters that fit:
 # 89.7 / 88.0 / 83.9% of copy), and a prefetch holds no register. On where it gained; H200, the committed kernel,
@@ -133,8 +131,6 @@ PIPE_SCHED_TUNED = {("softmax", 2, True): SCHED_LATE}  # (op, element bytes, eve
 # 1920 x 32768 93.1 / 94.1. fp32 LayerNorm / RMSNorm gained 0-3 points (960 x 65536: 93.6 / 90.6, 94.1 / 91.4) but
 # stay off until a full run measures them. A first build that branched around the prefetch (not predicated) lost up
 # to 20 points on fp32 rows; one that issued it before the next row's loads gained far less (A/B 1 and 2 there).
-PIPE_L2_AHEAD = {("layernorm", 2, False), ("rmsnorm", 2, False), ("softmax", 2, False), ("softmax", 4, False),
-                 ("softmax", 2, True)}  # (op, element bytes, every row on 16 bytes)
 # Threads per CTA: any whole number of warps from 128 to 512, so the 8 CTAs' vector slots fit the row closely
 # (pipe_tpr_order): 8192 x 50257 (6283 bf16 / 12565 fp32 vectors) at 8 x 160 threads pads the row 2% instead of
 # 12% / 6% at 8 x 128 (where rank 0 holds 7 of every thread's vectors and rank 7 holds 6). Measured on the H200
@@ -142,19 +138,29 @@ PIPE_L2_AHEAD = {("layernorm", 2, False), ("rmsnorm", 2, False), ("softmax", 2, 
 # softmax 95.2 / 95.0 / 93.7% -> 96.0% of copy each, bf16 LayerNorm 80.2 -> 83.3%, bf16 RMSNorm 89.4% (128, late
 # tickets) -> 90.7% (160, by ticket). Rows that 8 x 128 x nv fits exactly (32768, 65536) keep their shape.
 PIPE_TPR = tuple(range(128, 513, 32))
-PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc)
-    ("layernorm", 4, True): (4, PSRC_ALIGNED),
-    ("layernorm", 4, False): (13, PSRC_PAIRS),
-    ("layernorm", 2, True): (8, PSRC_ALIGNED),
-    ("layernorm", 2, False): (8, PSRC_PAIRS),
-    ("rmsnorm", 4, True): (8, PSRC_REGS),
-    ("rmsnorm", 4, False): (13, PSRC_SHARED),
-    ("rmsnorm", 2, True): (4, PSRC_ALIGNED),
-    ("rmsnorm", 2, False): (8, PSRC_SHARED),
-    ("softmax", 4, True): (16, PSRC_GLOBAL),
-    ("softmax", 4, False): (16, PSRC_GLOBAL),
-    ("softmax", 2, True): (16, PSRC_GLOBAL),
-    ("softmax", 2, False): (16, PSRC_GLOBAL),
+
+
+class PipeTuning(NamedTuple):
+    """A default pipe plan's measured choices for one (op, element bytes, every row on 16 bytes)."""
+    max_vecs: int               # 16-byte vectors a thread holds per row buffer, at most
+    psrc: int                   # where the parameters are read (PSRC_*)
+    sched: int = SCHED_DYNAMIC  # rows by ticket; SCHED_LATE: see above (static rows: forced only)
+    ahead: int = 0              # rows bulk-prefetched to L2 a row ahead (see above)
+
+
+PIPE_TUNING = {  # (op, itemsize, aligned rows) -> PipeTuning
+    ("layernorm", 4, True): PipeTuning(4, PSRC_ALIGNED),
+    ("layernorm", 4, False): PipeTuning(13, PSRC_PAIRS),
+    ("layernorm", 2, True): PipeTuning(8, PSRC_ALIGNED),
+    ("layernorm", 2, False): PipeTuning(8, PSRC_PAIRS, ahead=1),
+    ("rmsnorm", 4, True): PipeTuning(8, PSRC_REGS),
+    ("rmsnorm", 4, False): PipeTuning(13, PSRC_SHARED),
+    ("rmsnorm", 2, True): PipeTuning(4, PSRC_ALIGNED),
+    ("rmsnorm", 2, False): PipeTuning(8, PSRC_SHARED, ahead=1),
+    ("softmax", 4, True): PipeTuning(16, PSRC_GLOBAL),
+    ("softmax", 4, False): PipeTuning(16, PSRC_GLOBAL, ahead=1),
+    ("softmax", 2, True): PipeTuning(16, PSRC_GLOBAL, sched=SCHED_LATE, ahead=1),
+    ("softmax", 2, False): PipeTuning(16, PSRC_GLOBAL, ahead=1),
 }
 
 
@@ -167,7 +173,7 @@ PIPE_TUNING = {  # (op, itemsize, aligned rows) -> (max_vecs, psrc)
 # spare_regs.txt). 24 wherever that adds a CTA per SM (within 1024 threads) spilled in 69 of the 444 default pipe
 # instances over N = 2048 ... 140000 (e.g. bf16 LayerNorm 8 x 128 x 5 with aligned rows: 24 bytes).
 PIPE_FLOOR_SPARE_REGS = 32
-# With rows prefetched ahead (PIPE_L2_AHEAD) bf16 softmax 8 x 160 x 5 spills 32 bytes at 24 (NVRTC 13.5) and keeps
+# With rows prefetched ahead (PipeTuning.ahead) bf16 softmax 8 x 160 x 5 spills 32 bytes at 24 (NVRTC 13.5) and keeps
 # the default 32 (5 CTAs per SM; the prefetched rows are bytes in flight that need no registers).
 PIPE_FLOOR_TUNED = {  # (op, itemsize, tpr, nv, psrc, ahead) -> spare registers
     ("layernorm", 2, 160, 5, PSRC_PAIRS, 1): 24,
@@ -247,7 +253,7 @@ class Plan:
     psrc: int = 0     # pipe: where the parameters are read (PSRC_*)
     sched: int = 0    # pipe: rows dealt out statically (0), by ticket (1) or by ticket at the end (2): SCHEDS
     spare: int = 32   # pipe: registers the occupancy floor of ticketed rows leaves besides the row buffers
-    ahead: int = 0    # pipe: each row bulk-prefetched to L2 a row before its loads (1) or not (0): PIPE_L2_AHEAD
+    ahead: int = 0    # pipe: each row bulk-prefetched to L2 a row before its loads (1) or not (0): PipeTuning.ahead
 
     @property
     def shared_bytes(self) -> int:
@@ -294,6 +300,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
     itemsize = dt.itemsize
     vec = width if aligned else 1
     nvec = -(-N // vec)
+    tune = PIPE_TUNING[(op, itemsize, N % vec == 0)]  # pipe defaults (vec: as the pipe kernels use it)
 
     def cached(t: int, r: int) -> Plan:
         if t < 2 * vec - 2:
@@ -318,7 +325,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         npar = NPARAMS[op]
         src = psrc
         if src is None:  # the tuned source; a shape it does not fit falls back to vectors, then global memory
-            src = PIPE_TUNING[(op, itemsize, N % vec == 0)][1]
+            src = tune.psrc
             if src == PSRC_REGS and (2 + npar) * 4 * n + PIPE_SPARE_REGS > min(255, REGS_PER_SM // t):
                 src = PSRC_ALIGNED
             if _param_shared_bytes(npar, n, t, vec, ctype, src) > MAX_DYNAMIC_SHARED:
@@ -336,11 +343,11 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
             raise ValueError(f"N={N} needs ~{regs} registers per thread at {c} x {t} threads per row")
         if src in PSRC_IN_SHARED and shared > MAX_DYNAMIC_SHARED:
             raise ValueError(f"{shared} bytes of parameters do not fit one CTA's shared memory")
-        sch = PIPE_SCHED_TUNED.get((op, itemsize, N % vec == 0), PIPE_SCHED) if sched is None else sched
+        sch = tune.sched if sched is None else sched
         if sch not in SCHEDS:
             raise ValueError(f"sched={sch}: expected {SCHED_STATIC} (static rows), {SCHED_DYNAMIC} (rows by ticket) "
                              f"or {SCHED_LATE} (static, the last rows by ticket)")
-        ahd = int((op, itemsize, N % vec == 0) in PIPE_L2_AHEAD) if ahead is None else ahead
+        ahd = tune.ahead if ahead is None else ahead
         if ahd not in (0, 1):
             raise ValueError(f"ahead={ahd}: 1 (rows prefetched to L2 a row ahead) or 0")
         spr = (PIPE_FLOOR_TUNED.get((op, itemsize, t, n, src, ahd), PIPE_FLOOR_SPARE_REGS) if spare is None
@@ -403,8 +410,7 @@ def plan(op: str, M: int, N: int, dtype, aligned: bool = True, kind: str | None 
         if kind is None and not pipe_first and _softmax_stream_fits(op, N, itemsize, aligned, width):
             return stream()
         if kind is None and allow_cluster and vec > 1:
-            max_vecs = PIPE_TUNING[(op, itemsize, N % vec == 0)][0]
-            for t in pipe_tpr_order(nvec, MAX_CLUSTER, max_vecs):
+            for t in pipe_tpr_order(nvec, MAX_CLUSTER, tune.max_vecs):
                 try:
                     return pipe(MAX_CLUSTER, t)
                 except ValueError:

@@ -145,7 +145,7 @@ def test_plan_paths_by_row_length():
     assert plan("rmsnorm", 8, 50257, "bf16").name.endswith(",160,5,8,1,1,24,1>")  # PIPE_FLOOR_TUNED
     assert [plan(op, 8, 50257, "bf16").spare for op in ("layernorm", "rmsnorm", "softmax")] == [24, 24, 32]
     assert plan("rmsnorm", 8, 50257, "bf16", spare=40, ahead=0).name.endswith(",1,1,40,0>")
-    # rows prefetched to L2 a row ahead (PIPE_L2_AHEAD): bf16 rows at every offset, fp32 softmax ones, bf16
+    # rows prefetched to L2 a row ahead (PipeTuning.ahead): bf16 rows at every offset, fp32 softmax ones, bf16
     # softmax on 16 bytes; not fp32 LayerNorm / RMSNorm, nor bf16 LayerNorm / RMSNorm rows on 16 bytes
     assert [plan(op, 8, n, dt).ahead for dt in ("bf16", "float32") for n in (50257, 65536)
             for op in ("layernorm", "rmsnorm", "softmax")] == [1, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0]
