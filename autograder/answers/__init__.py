@@ -1,0 +1,95 @@
+"""Scoring written answers by the claims they establish (issue 17).
+
+Public API (the contract in /work/coord/PLAN.md):
+
+* ``score_answer(text, spec, points, *, item, prompt=None, backend=None) -> ItemScore`` — ``text``
+  is the answer cell's markdown (only what a reader sees is scored), ``spec`` the item's
+  ``rubric:`` block (claim format, docs/grading.md), ``prompt`` the question (sentences copied
+  from it earn nothing), ``backend`` the grader's own record for the GPU-claim veto.
+* ``validate(spec)`` — raises ``SpecError`` (a ValueError naming the key path).
+* ``visible_text(markdown)``.
+
+Modules: normalise (text forms), visible (rendered text), spec (the format, compiled), claims
+(matching), policy (points, confidence, review), messages (Chinese), gpu_claims, cli.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Optional
+
+from ..verdict import Claim as ClaimRecord, ItemScore, Veto
+from . import claims as cm
+from . import messages, policy
+from .gpu_claims import gpu_claim
+from .normalise import normalise, sentences, squash
+from .spec import SpecError, compile_spec, validate
+from .visible import visible_text
+
+__all__ = ["score_answer", "validate", "visible_text", "SpecError", "is_blank", "evaluate_text"]
+
+PLACEHOLDERS = ("youransweranswerhere", "youranswerhere", "请在此作答", "在此作答", "在这里作答", "todo")
+
+
+def is_blank(text: str) -> bool:
+    sq = squash(normalise(visible_text(text or "")))
+    return len(sq) < 2 or sq in PLACEHOLDERS
+
+
+def _bigrams(s: str):
+    return {s[i:i + 2] for i in range(len(s) - 1)}
+
+
+def drop_copied(norm: str, prompt: str):
+    """``norm`` without its sentences copied from the question; (text, number dropped)."""
+    if not prompt:
+        return norm, 0
+    pq = squash(normalise(visible_text(prompt)))
+    pb = _bigrams(pq)
+    kept, dropped = [], 0
+    for a, b in sentences(norm):
+        sq = squash(norm[a:b])
+        grams = _bigrams(sq)
+        if len(sq) >= 4 and (sq in pq or (len(grams) >= 6 and len(grams & pb) >= 0.85 * len(grams))):
+            dropped += 1
+        else:
+            kept.append(norm[a:b])
+    return "\n".join(kept), dropped
+
+
+def evaluate_text(text: str, spec: Dict[str, Any], points: float, prompt: Optional[str] = None):
+    """(Outcome or None when blank, number of copied sentences, message) — the engine without records."""
+    compiled = compile_spec(spec)
+    if is_blank(text):
+        return None, 0, messages.EMPTY
+    norm, copied = drop_copied(normalise(visible_text(text)), prompt or "")
+    if len(squash(norm)) < 2:
+        return None, copied, messages.COPIED_ONLY
+    out = policy.evaluate(compiled, cm.analyse(norm, normalised=True), points)
+    return out, copied, messages.item_message(out, compiled.nudge, copied)
+
+
+def score_answer(text: str, spec: Dict[str, Any], points: float, *, item: str, prompt: Optional[str] = None,
+                 backend: Optional[str] = None, grade_id: Optional[str] = None) -> ItemScore:
+    """Score one written answer; see the module docstring."""
+    out, copied, message = evaluate_text(text, spec, points, prompt)
+    vetoes = []
+    gpu = gpu_claim(visible_text(text or ""), backend) if out is not None else None
+    if out is None:
+        compiled = compile_spec(spec)
+        return ItemScore(item=item, kind="rubric", points=0.0, max_points=float(points), message=message,
+                         confidence=1.0 if not copied else 0.9,
+                         claims=tuple(ClaimRecord(c.id, c.label, "missing", "", c.core) for c in compiled.claims),
+                         grade_id=grade_id or item)
+    for why, ev in out.vetoing:
+        vetoes.append(Veto("misconception", messages.veto_message(item, why), messages.clip(ev), item))
+    review = list(out.review)
+    if gpu:
+        vetoes.append(Veto("gpu_claim", messages.gpu_veto_message(item, backend), messages.clip(gpu), item))
+        if "veto" not in review:
+            review.insert(0, "veto")
+    records = tuple(ClaimRecord(r.claim.id, r.claim.label, r.status, r.hit.evidence if r.hit else "",
+                                r.claim.core, r.points) for r in out.results)
+    evidence = tuple(dict.fromkeys(r.hit.evidence for r in out.results if r.hit))
+    return ItemScore(item=item, kind="rubric", points=out.points, max_points=float(points), message=message,
+                     confidence=out.confidence, needs_review=bool(review), review_reasons=tuple(review),
+                     claims=records, vetoes=tuple(vetoes), evidence=evidence, grade_id=grade_id or item)

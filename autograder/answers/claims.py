@@ -1,0 +1,278 @@
+"""Finding a rubric's claims in an answer: parts in order, with polarity, numbers and quotes.
+
+A *pattern* (spec.py) is a list of parts that must occur in this order inside one span — a
+sentence, a list item, or a sentence and the next one when that one continues it ("此时…",
+"so…").  Each part match carries:
+
+* ``negated`` — a negation word (不/没有/未/not/never/without/…) at most three words before it in
+  its clause ("不会溢出", "does not overflow"; "没有 eps 时 rsqrt(0) = inf" does not negate inf).
+  A plain part must not be negated, a ``not:`` part must be;
+* for a pattern's first part: not the object of a comparison ("两矩法比 Welford 更快" does not say
+  Welford is faster).
+
+Two-part patterns also match reversed across a "because" ("B，因为 A"): direction is kept, word
+order is not.  Numbers are parsed and compared as numbers (16 vs 12 bytes, 65504, 2^24, 1e-5).
+A sentence that reports a view in order to reject it ("有人说…其实不对", "it is a myth that…")
+is *quoted* from the frame to the rejection: what matches there is reported, never counted.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .normalise import clause_bounds, normalise, sentences
+from .spec import Part
+
+_NEG = re.compile(
+    r"并非|而非|绝非|不是|并不|不会|不能|不用|不必|不需要?|无需|无须|无法|没有|没|未(?!知)|"
+    r"不(?![同少止断足仅过久但管然论光单只停])|"
+    r"\b(?:not|no|never|none|neither|nor|without|can not)\b(?! only\b)|\brather than\b|\binstead of\b|\bfails? to\b")
+_GAP_UNIT = re.compile(r"[\u4e00-\u9fff]|[a-z0-9_.]+")
+NEG_WINDOW = 3                           # words between a negation and what it negates
+MAX_GAP = 30                             # words between two consecutive parts of one pattern
+_COMPARED = re.compile(r"(?:比|相比|than|compared (?:to|with))\s*$")
+_BECAUSE = re.compile(r"因为|由于|是因为|原因是|源于|取决于|\bbecause\b|\bsince\b|\bdue to\b|\bas a result of\b|"
+                      r"\bthanks to\b|\bcaused by\b|\bwhen\b|当|在.{0,12}时")
+_CONTINUES = re.compile(r"^(?:此时|这时|这样|于是|所以|因此|因而|从而|结果|那么|然后|这会|这就|这导致|它会|就会|进而|"
+                        r"\bso\b|\bthus\b|\bhence\b|\btherefore\b|\bthen\b|\bthis\b|\bwhich\b|\bas a result\b|\bthat\b|\bit\b)")
+
+# "Someone says X" frames, and the rejections that make X quoted rather than asserted.
+_FRAME = re.compile(
+    r"(?:有人|很多人|不少人|常有人|许多人|一些人|有些人|别人|大家|人们|网上|有的人|有的同学|有同学|初学者|"
+    r"有(?:的|些)(?:资料|教程|文章|书))(?:会|也|常|常常|经常|总是|一直)?(?:说|认为|以为|觉得|讲|声称|主张|写)|"
+    r"(?:通常|常|一般)?(?:被)?(?:认为|以为)|误以为|误认为|所谓|(?:常见|典型)的?(?:误解|错误|说法|误区)|一种(?:常见的)?(?:误解|误区|说法)|"
+    r"\bsome(?:one| people| students| sources)? (?:says?|thinks?|believes?|claims?)\b|"
+    r"\b(?:many |some )?(?:people|students|beginners) (?:often |sometimes |usually )?(?:say|think|believe|claim|assume)\b|"
+    r"\bit is (?:a )?(?:common )?(?:myth|misconception|mistake|wrong|false|not true) (?:to (?:think|say) )?that\b|"
+    r"\ba (?:common )?(?:myth|misconception|mistake)(?: is)?(?: that)?\b|\bcontrary to\b|\b(?:one|you) might think\b|"
+    r"\bit is tempting to (?:think|say)\b|\bthe (?:claim|idea|belief) that\b|\bit is often said\b")
+_SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|myth|misconception|mistake|wrong|false|not true|contrary|"
+                             r"might think|tempting")
+_REJECT = re.compile(
+    r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错了|不对|并非如此|不是这样|这是误解|误解|"
+    r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b")
+
+# A list item or fragment has no predicate; prose does.
+_PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|=|→|<|>|"
+                        r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|must|"
+                        r"needs?|has|have|does|do|turns?|produces?)\b")
+_ITEM_SPLIT = re.compile(r"[、,，;/|]|\band\b")
+
+_NUM = re.compile(r"(?<![\w.])([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)"
+                  r"(?:\s*(?:\^|\*\*)\s*\(?\s*([-+]?\d+(?:\.\d+)?)\s*\)?)?(?![\w.]*\d)")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int                  # offsets in the normalised answer
+    end: int
+    kind: str                   # prose | list | window (a sentence and the one continuing it)
+    first_end: int = -1         # window: where its first sentence ends (the first part must be there)
+
+
+@dataclass(frozen=True)
+class Hit:
+    span: Span
+    evidence: str
+    quoted: bool
+
+
+@dataclass
+class Text:
+    """A normalised answer split for matching."""
+    norm: str
+    sentences: List[Tuple[int, int]]
+    spans: List[Span]
+    quoted: List[Tuple[int, int]]
+    listy_share: float          # share of the answer's words in list items / verbless fragments
+
+    def in_quote(self, pos: int) -> bool:
+        return any(a <= pos < b for a, b in self.quoted)
+
+
+def units(s: str) -> int:
+    return len(_GAP_UNIT.findall(s))
+
+
+def _items(sent: str) -> List[Tuple[int, int]]:
+    out, pos = [], 0
+    for m in list(_ITEM_SPLIT.finditer(sent)) + [None]:
+        end = m.start() if m else len(sent)
+        if sent[pos:end].strip():
+            out.append((pos, end))
+        pos = m.end() if m else len(sent)
+    return out
+
+
+def _is_list(sent: str) -> bool:
+    items = _items(sent)
+    if len(items) < 3:
+        return False
+    short = sum(1 for a, b in items if units(sent[a:b]) <= 8)
+    bare = sum(1 for a, b in items if not _PREDICATE.search(sent[a:b]))
+    return short >= 0.75 * len(items) and bare >= 0.6 * len(items)
+
+
+def _is_fragment(sent: str) -> bool:
+    return units(sent) <= 6 and not _PREDICATE.search(sent)
+
+
+def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    out = []
+    for k, (a, b) in enumerate(sents):
+        s = norm[a:b]
+        for f in _FRAME.finditer(s):
+            if re.match(r"(?:我|我们)", s[max(0, f.start() - 2):f.start()]) and not _SELF_REJECTING.search(f.group(0)):
+                continue           # "我认为 X" is the student's own claim
+            rej = _REJECT.search(s, f.end())
+            if rej:
+                out.append((a + f.start(), a + rej.start()))
+            elif _SELF_REJECTING.search(f.group(0)):
+                out.append((a + f.start(), b))
+            elif k + 1 < len(sents) and _REJECT.search(norm[sents[k + 1][0]:sents[k + 1][0] + 16]):
+                out.append((a + f.start(), b))
+    return out
+
+
+def analyse(text: str, *, normalised: bool = False) -> Text:
+    norm = text if normalised else normalise(text)
+    sents = sentences(norm)
+    spans: List[Span] = []
+    listy = total = 0
+    for k, (a, b) in enumerate(sents):
+        s = norm[a:b]
+        n = units(s)
+        total += n
+        if _is_list(s):
+            listy += n
+            spans += [Span(a + i, a + j, "list") for i, j in _items(s)]
+        else:
+            if _is_fragment(s):
+                listy += n
+            spans.append(Span(a, b, "list" if _is_fragment(s) else "prose"))
+            if k + 1 < len(sents) and _CONTINUES.search(norm[sents[k + 1][0]:sents[k + 1][1]]):
+                spans.append(Span(a, sents[k + 1][1], "window", first_end=b))
+    return Text(norm, sents, spans, _quotes(norm, sents), listy / total if total else 0.0)
+
+
+# ----------------------------------------------------------------------------- part matches
+
+@dataclass(frozen=True)
+class PartMatch:
+    start: int
+    end: int
+    negated: bool
+    compared: bool               # the object of a comparison ("比 X 更快")
+    neg_at: int = -1             # where the negation word starts (-1: none)
+    value_ok: bool = True        # number slots: the value is the one the part asks for
+
+
+def _negation_at(s: str, start: int, clause_start: int) -> int:
+    """Where a negation word at most NEG_WINDOW words before ``start`` in its clause begins, or -1.
+    Only the text before the match counts, so a paraphrase that spells a negation itself
+    ("不可能为负", "结果不变") is negated only by one more before it."""
+    before = s[clause_start:start]
+    last = None
+    for last in _NEG.finditer(before):
+        pass
+    if last is not None and units(before[last.end():]) <= NEG_WINDOW:
+        return clause_start + last.start()
+    return -1
+
+
+def _numbers(s: str):
+    for m in _NUM.finditer(s):
+        try:
+            base = float(m.group(1).replace(",", ""))
+            value = base ** float(m.group(2)) if m.group(2) else base
+        except (OverflowError, ValueError):
+            continue
+        yield m.start(), m.end(), value
+
+
+def part_matches(part: Part, s: str) -> List[PartMatch]:
+    """Matches of one part in span text ``s`` (normalised), with polarity."""
+    bounds = clause_bounds(s)
+    out = []
+    found = [(m.start(), m.end(), True) for m in part.regex.finditer(s) if m.end() > m.start()] \
+        if part.regex is not None else []
+    # every number (with the unit) is a candidate, so a number-only part binds the *nearest* one after
+    # its previous part: "三遍 16 字节，朴素 12 字节" does not make the three-pass count 12
+    for n in part.numbers:
+        for a, b, v in _numbers(s):
+            if n.unit is not None:
+                um = n.unit.match(s, b + len(s[b:]) - len(s[b:].lstrip()))
+                if not um:
+                    continue
+                b = um.end()
+            same = math.isclose(v, n.value, rel_tol=n.tol, abs_tol=0.0) if math.isfinite(v) else False
+            found.append((a, b, same != n.other))
+    found.sort()
+    for f in found:
+        a, b = f[0], f[1]
+        cs = max(x for x in bounds if x <= a)
+        neg = _negation_at(s, a, cs)
+        out.append(PartMatch(a, b, neg >= 0, bool(_COMPARED.search(s[max(cs, a - 16):a])), neg, f[2]))
+    return out
+
+
+def _polarity_ok(part: Part, m: PartMatch, prev_start: int = -1) -> bool:
+    # a negation inside the previous part of the pattern belongs to it ("不用 | 减均值", "without | eps")
+    negated = m.negated and not (prev_start >= 0 and m.neg_at >= prev_start)
+    return negated == part.negated
+
+
+def find(pattern: Sequence[Part], text: Text, cache: Dict) -> Optional[Hit]:
+    """The first span where ``pattern`` holds (an unquoted hit preferred over a quoted one)."""
+    quoted_hit = None
+    for span in text.spans:
+        s = text.norm[span.start:span.end]
+        ms = []
+        for p in pattern:
+            key = (id(p), span)
+            if key not in cache:
+                cache[key] = part_matches(p, s)
+            ms.append(cache[key])
+        first = _in_order(pattern, ms, span, s)
+        if first is None and len(pattern) == 2:
+            first = _reversed(pattern, ms, s)
+        if first is None:
+            continue
+        hit = Hit(span, s, text.in_quote(span.start + first))
+        if not hit.quoted:
+            return hit
+        quoted_hit = quoted_hit or hit
+    return quoted_hit
+
+
+def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str) -> Optional[int]:
+    """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None."""
+    pos, first, prev = 0, None, -1
+    for i, (part, cands) in enumerate(zip(pattern, ms)):
+        ok = [m for m in cands if m.start >= pos and not (i == 0 and m.compared)]
+        if i == 0 and span.kind == "window":
+            ok = [m for m in ok if span.start + m.start < span.first_end]
+        if part.regex is None:
+            ok = ok[:1]                      # a number slot binds the nearest number after the previous part
+        ok = [m for m in ok if m.value_ok and _polarity_ok(part, m, prev)
+              and (first is None or units(span_text[pos:m.start]) <= MAX_GAP)]
+        if not ok:
+            return None
+        m = min(ok, key=lambda x: x.end)
+        pos, prev = m.end, m.start
+        first = m.start if first is None else first
+    return first
+
+
+def _reversed(pattern: Sequence[Part], ms: List[List[PartMatch]], s: str) -> Optional[int]:
+    """"B because A" for a two-part pattern [A, B]."""
+    for b in ms[1]:
+        if not (b.value_ok and _polarity_ok(pattern[1], b)):
+            continue
+        for a in ms[0]:
+            if b.end <= a.start and not a.compared and a.value_ok and _polarity_ok(pattern[0], a) \
+                    and _BECAUSE.search(s[b.end:a.start]):
+                return b.start
+    return None

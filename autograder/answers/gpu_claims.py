@@ -1,0 +1,80 @@
+"""The GPU-claim veto: an answer claims a GPU measurement of the student's own that this run never made.
+
+It reads what is claimed, sentence by sentence (normalised text):
+
+* a *measurement* — 实测 / 测得 / 跑出 / 耗时 3 ms / measured / benchmarked / profiled / ncu 显示 …;
+* on a *GPU or of performance* — a GPU name, ms / us / GB/s, 加速比, 快了 2 倍, speedup, occupancy …;
+* *the student's own*: first person (我 / 我们 / I / we / my) or an unattributed 实测 / 跑出, and no
+  citation of someone else's figures (课程 / 本课 / 表 / 文档 / llm.c / the course's table / reported);
+* *asserted*: not negated (没有实测, did not measure), not hypothetical (如果 / 应该 / 预计 / would /
+  should / expect), not on the CPU emulator or numpy without a GPU named.
+
+It never fires when the grader's own record says the run was on a GPU (``backend == "cupy"``).
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+from .normalise import normalise, sentences
+
+MEASURE = re.compile(
+    r"实测|实际测得?|实际测量|测得|测出|测到|测了|测量了|跑出|跑了|跑过|跑下来|实际运行|运行时间(?:为|是)|"
+    r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时|"
+    r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\bi ran\b|\bwe ran\b|\bran it\b|"
+    r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)", re.I)
+CONTEXT = re.compile(
+    r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b|\bcuda\b|nsight|\bncu\b|"
+    r"nsys|nvprof|[0-9.]+\s*(?:ms|us|μs|毫秒|微秒|秒|gb/s|tb/s)(?![a-z])|带宽|吞吐|加速比|speed-?up|faster|slower|"
+    r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|[0-9.]+\s*(?:x|倍)(?![a-z])", re.I)
+GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b", re.I)
+EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|本地(?:电脑|机器)", re.I)
+FIRST_PERSON = re.compile(r"我|我们|本人|自己|\bi\b|\bwe\b|\bmy\b|\bour\b|\bme\b", re.I)
+OWN_MEASURE = re.compile(r"实测|跑出|跑了|跑过|跑下来|实际运行|实际测", re.I)   # imply the writer did it
+CITATION = re.compile(
+    r"课程|本课|课上|课件|讲义|教材|表(?!示|明|达|现)|图表|文档|官方|给出|公布|发布|提供的|列出|报告(?:里|中|显示)|根据|(?<![数证])据(?!说)|"
+    r"引用|参考|"
+    r"llm\.c|readme|论文|博客|上面的|上文|lesson|course|table|published|reported|according to|documentation|"
+    r"the paper|docs?\b|listed|cited", re.I)
+HYPOTHETICAL = re.compile(
+    r"如果|假如|假设|若是?|要是|应该|应当|预计|估计|预期|理论上|大概|也许|或许|"
+    r"\bif\b|\bwould\b|\bcould\b|\bshould\b|\bmight\b|\bmay\b|\bexpect(?:ed)?\b|\bestimate|\btheoretical|\bin theory\b|"
+    r"\bwhen run on\b|\bon a real gpu\b", re.I)
+NEGATED = re.compile(r"没有|没|未|无法|不能|不可能|并未|从未|\bnot\b|\bnever\b|\bno\b|\bwithout\b|仅静态|静态审查|"
+                     r"没法", re.I)
+
+
+def is_gpu_claim(sentence: str) -> bool:
+    """One normalised sentence asserts a GPU measurement of the writer's own."""
+    m = MEASURE.search(sentence)
+    if not m or not CONTEXT.search(sentence):
+        return False
+    if EMULATOR.search(sentence) and not GPU_NAMES.search(sentence):
+        return False
+    if CITATION.search(sentence) or HYPOTHETICAL.search(sentence):
+        return False
+    clause_start = max([0] + [x.end() for x in re.finditer(r"[,，;；:：]", sentence[:m.start()])])
+    if NEGATED.search(sentence[clause_start:m.end()]):
+        return False
+    return bool(FIRST_PERSON.search(sentence) or OWN_MEASURE.search(m.group(0)))
+
+
+def gpu_claim(text: str, backend: Optional[str]) -> Optional[str]:
+    """The first sentence of ``text`` claiming an own GPU measurement this run did not make, else None."""
+    if backend == "cupy":
+        return None
+    norm = normalise(text)
+    for a, b in sentences(norm):
+        if is_gpu_claim(norm[a:b]):
+            return norm[a:b]
+    return None
+
+
+def claims_in(answers: dict, backend: Optional[str]) -> List[tuple]:
+    """[(answer id, sentence)] for every answer with such a claim (one per answer)."""
+    out = []
+    for gid, text in answers.items():
+        s = gpu_claim(text, backend)
+        if s:
+            out.append((gid, s))
+    return out

@@ -1,0 +1,175 @@
+"""Text normalisation shared by claim matching, the GPU-claim veto and the term counts.
+
+One function, ``normalise``, turns an answer as students write it into one canonical form:
+traditional -> simplified Chinese (OpenCC ``tw2sp``: characters *and* Taiwan phrases such as
+執行緒 -> 线程, 暫存器 -> 寄存器, 溢位 -> 溢出), full-width -> half-width (NFKC), one spelling for
+ε / ∞ / ≤ / × / → / √, LaTeX and markdown markup stripped, Chinese numerals before a measure
+word as digits (三遍 -> 3遍), English contractions expanded, lower case.  Rubric paraphrases go
+through the same function, so both sides always meet in the same form.
+
+``sentences`` / ``clauses`` split normalised text; ``tokens`` segments it with jieba and the
+course dictionary (course_terms.txt: CUDA terms jieba would otherwise cut apart).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import unicodedata
+from pathlib import Path
+from typing import List, Tuple
+
+_HERE = Path(__file__).resolve().parent
+
+# Before NFKC: superscripts would otherwise become plain digits (x² -> x2, 10⁻⁵ -> 10-5).
+_SUPERSCRIPT = str.maketrans({"⁰": "0", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5", "⁶": "6",
+                              "⁷": "7", "⁸": "8", "⁹": "9", "⁻": "-", "⁺": "+"})
+_SUP_RUN = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
+
+# One spelling per symbol (after NFKC).  Order matters only where one is a prefix of another.
+_SYMBOLS = [
+    (r"\\(?:var)?epsilon\b|\b(?:var)?epsilon\b|[εϵ]", "eps"),
+    (r"\\infty\b|∞", "inf"),
+    (r"[−–—‒﹣]", "-"),
+    (r"\\(?:leq?|leqslant)\b|[≤⩽]", "<="),
+    (r"\\(?:geq?|geqslant)\b|[≥⩾]", ">="),
+    (r"\\neq?\b|≠", "!="),
+    (r"\\approx\b|≈|≃", "~"),
+    (r"\\(?:times|cdot)\b|[×·∙⋅]", "*"),
+    (r"\\(?:to|rightarrow|Rightarrow|longrightarrow|Longrightarrow|implies)\b|[⇒⟹⟶➜➔⇨]|->|=>", "→"),
+    (r"√", "sqrt"),
+    (r"…+|\.{3,}", "…"),
+]
+_SYMBOL_RES = [(re.compile(p), r) for p, r in _SYMBOLS]
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+              "八": 8, "九": 9}
+# A Chinese numeral counts only before a measure word: 三遍 -> 3遍, 十六字节 -> 16字节; 一旦 / 一致 stay.
+_CN_NUM = re.compile(r"(?<![零〇一二两三四五六七八九十百])(?![零〇][^零〇一二两三四五六七八九十百])"
+                     r"([零〇一二两三四五六七八九十百]+)(?=\s*(?:遍|次|个|字节|位|倍|轮|步|行|列|级|阶段|种|份|"
+                     r"条|趟|组|块|维|层|字|元素|kernel|warp|block|线程))")
+
+_CONTRACTIONS = [(r"\bcan't\b|\bcannot\b", "can not"), (r"\bwon't\b", "will not"), (r"\bshan't\b", "shall not"),
+                 (r"\b(\w+)n't\b", r"\1 not"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
+_CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
+
+
+@functools.lru_cache(maxsize=1)
+def _opencc():
+    import opencc
+    return opencc.OpenCC("tw2sp")
+
+
+def _cn_number(s: str) -> int:
+    if s.strip("零〇十百") == "" and "十" not in s and "百" not in s:
+        return 0
+    if "百" not in s and "十" not in s:          # digit by digit: 二四 -> 24 (rare, but unambiguous)
+        return int("".join(str(_CN_DIGITS[c]) for c in s))
+    total, cur = 0, 0
+    for ch in s:
+        if ch in _CN_DIGITS:
+            cur = _CN_DIGITS[ch]
+        elif ch == "十":
+            total += (cur or 1) * 10
+            cur = 0
+        elif ch == "百":
+            total += (cur or 1) * 100
+            cur = 0
+    return total + cur
+
+
+def _strip_latex(t: str) -> str:
+    for _ in range(3):      # nested \frac{\sqrt{a}}{b}
+        t = re.sub(r"\\d?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"(\1)/(\2)", t)
+        t = re.sub(r"\\sqrt\s*\{([^{}]*)\}", r"sqrt(\1)", t)
+    t = re.sub(r"\\(?:mathbb|mathrm|text|textbf|textit|operatorname|mathbf|mathit|texttt|mathtt)\s*\{([^{}]*)\}",
+               r"\1", t)
+    t = re.sub(r"\\(?:left|right|big|Big|bigg|displaystyle|quad|qquad|,|;|!|:)", " ", t)
+    t = re.sub(r"\^\{([^{}]*)\}", r"^\1", t)
+    t = re.sub(r"_\{([^{}]*)\}", r"_\1", t)
+    t = re.sub(r"\\(sum|max|min|exp|log|ln|sqrt|mu|sigma|gamma|beta|alpha|lambda|delta|ldots|cdots|dots)\b",
+               r" \1 ", t)
+    t = re.sub(r"\\([a-zA-Z]+)", r" \1 ", t)
+    return t.replace("$", " ").replace("\\{", "{").replace("\\}", "}")
+
+
+def _strip_markdown(t: str) -> str:
+    t = re.sub(r"```[a-zA-Z0-9_+-]*\n?", " ", t)
+    t = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", t)                              # links / images -> text
+    t = re.sub(r"</?(br|p|div|span|b|i|u|em|strong|sup|sub|code|pre|font|li|ul|ol|img|details|summary|mark)"
+               r"(\s[^<>\n]*)?/?>", " ", t, flags=re.I)                           # tags (not static_cast<float>)
+    t = t.replace("`", " ")
+    t = re.sub(r"\*\*|~~", "", t)
+    t = re.sub(r"(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])", r"\1", t)        # *emphasis*, not a * b
+    t = re.sub(r"(?<!\w)__([^\s_][^_\n]*?[^\s_]|[^\s_])__(?!\w)", r"\1", t)      # __bold__, not __syncthreads
+    t = re.sub(r"(?m)^\s{0,3}(#{1,6}|>+|[-*+]|\d+[.)])\s+", "", t)               # headings, quotes, list markers
+    return t
+
+
+def normalise(text: str) -> str:
+    """Canonical form of an answer or a rubric paraphrase (see the module docstring)."""
+    t = _SUP_RUN.sub(lambda m: "^" + m.group(0).translate(_SUPERSCRIPT), text or "")
+    t = unicodedata.normalize("NFKC", t)
+    t = _opencc().convert(t)
+    t = _strip_markdown(t)
+    for rx, rep in _SYMBOL_RES:      # before LaTeX stripping, which would turn \epsilon into a bare word
+        t = rx.sub(rep, t)
+    t = _strip_latex(t)
+    t = _CN_NUM.sub(lambda m: str(_cn_number(m.group(1))), t)
+    t = re.sub(r"(\d+(?:\.\d+)?)\s*的\s*([-+]?\d+)\s*次方", r"\1^\2", t)     # 2 的 24 次方 -> 2^24
+    for rx, rep in _CONTRACTION_RES:
+        t = rx.sub(rep, t)
+    # English comparisons as symbols, so "smaller than 1e-7" meets the same paraphrase as "< 1e-7"
+    t = re.sub(r"\b(?:is |are |was )?(?:smaller|less|lower) than\b", " < ", t, flags=re.I)
+    t = re.sub(r"\b(?:is |are |was )?(?:greater|larger|bigger|higher) than\b", " > ", t, flags=re.I)
+    t = t.replace("{", " ").replace("}", " ")
+    t = re.sub(r"[ \t\u3000\xa0]+", " ", t)
+    return t.lower().strip()
+
+
+# ----------------------------------------------------------------------------- splitting
+
+_SENTENCE_END = re.compile(r"[。！？!?;；\n]+|\.(?=\s|$)")
+_CLAUSE_END = re.compile(r"[,，:：、]|\bbut\b|\bwhile\b|\bwhereas\b|\bhowever\b|但是|但|而是|然而")
+
+
+def sentences(norm: str) -> List[Tuple[int, int]]:
+    """(start, end) offsets of the sentences of normalised text (stripped, non-empty)."""
+    out, pos = [], 0
+    for m in list(_SENTENCE_END.finditer(norm)) + [None]:
+        end = m.start() if m else len(norm)
+        a, b = pos, end
+        while a < b and norm[a].isspace():
+            a += 1
+        while b > a and norm[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+        pos = m.end() if m else len(norm)
+    return out
+
+
+def clause_bounds(sentence: str) -> List[int]:
+    """Offsets where a new clause starts inside one sentence (0 first)."""
+    return [0] + [m.end() for m in _CLAUSE_END.finditer(sentence)]
+
+
+def squash(text: str) -> str:
+    """Letters and digits only (for copy detection and blank checks)."""
+    return re.sub(r"[\W_]+", "", text)
+
+
+# ----------------------------------------------------------------------------- segmentation
+
+@functools.lru_cache(maxsize=1)
+def _jieba():
+    import jieba
+    jieba.setLogLevel(logging.WARNING)
+    tok = jieba.Tokenizer()
+    tok.load_userdict(str(_HERE / "course_terms.txt"))
+    return tok
+
+
+def tokens(norm: str) -> List[str]:
+    """Words of normalised text (jieba, course dictionary); punctuation and spaces dropped."""
+    return [w for w in _jieba().lcut(norm) if w.strip() and not re.fullmatch(r"[\W_]+", w)]

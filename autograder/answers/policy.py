@@ -1,0 +1,178 @@
+"""Points, vetoes, confidence and review routing from the claims found in one answer.
+
+The course rule, as data in each item's ``points:`` (docs/grading.md):
+
+* full points when at least ``full`` claims are established in prose (sentences, not a term list);
+  ``partial`` claims give 1 point on a 2-point item;
+* a term list — or an answer made mostly of verbless fragments — gets at most 1 point on a
+  2-point item (and nothing on a 1-point item), and that only when it names the terms of at least
+  ``term_list`` of the claims and contradicts none;
+* a contradicted claim earns nothing even where another sentence states it; with
+  ``contradiction: zero`` (the default: "a false causal claim scores 0 however many right terms")
+  any contradiction makes the item 0, with ``cancel`` only that claim's credit goes;
+* a contradicted ``core`` claim and an asserted misconception veto, with the sentence as evidence;
+  the same views quoted in order to be rejected do not (they send the item to review instead).
+
+Confidence is how far the answer is from the nearest scoring threshold, lowered by what makes a
+reading uncertain (quotes, claims spread over two sentences, term lists, mixed signals); the
+item goes to review on any veto, confidence below ``REVIEW_BELOW``, or a full score carried by
+the rubric's own vocabulary (``VOCABULARY_SHARE`` of the answer's words).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+from . import claims as cm
+from .spec import Claim, Spec, claim_parts
+
+REVIEW_BELOW = 0.6
+VOCABULARY_SHARE = 0.6
+LISTY_SHARE = 0.7
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    status: str                        # established | contradicted | missing
+    hit: Optional[cm.Hit] = None       # what established or contradicted it
+    quoted: Optional[cm.Hit] = None    # a contradiction quoted in order to be rejected
+    points: float = 0.0
+
+
+@dataclass
+class Outcome:
+    points: float
+    max_points: float
+    results: List[ClaimResult]
+    misconceptions: List[Tuple[str, str]] = field(default_factory=list)   # (why, evidence) asserted
+    rejected: List[str] = field(default_factory=list)                    # quoted-and-rejected evidence
+    listy: bool = False
+    term_credit: bool = False
+    vocabulary: float = 0.0
+    confidence: float = 1.0
+    review: Tuple[str, ...] = ()
+
+    @property
+    def established(self) -> List[ClaimResult]:
+        return [r for r in self.results if r.status == "established"]
+
+    @property
+    def contradicted(self) -> List[ClaimResult]:
+        return [r for r in self.results if r.status == "contradicted"]
+
+    @property
+    def vetoing(self) -> List[Tuple[str, str]]:
+        """(why, evidence) of every veto: contradicted core claims, then asserted misconceptions."""
+        core = [(r.claim.why or r.claim.label, r.hit.evidence) for r in self.contradicted if r.claim.core]
+        return core + self.misconceptions
+
+
+def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
+    contra = quoted = None
+    for pat in claim.contradicts:
+        h = cm.find(pat, text, cache)
+        if h and not h.quoted:
+            contra = h
+            break
+        quoted = quoted or h
+    if contra:
+        return ClaimResult(claim, "contradicted", contra, quoted)
+    for pat in claim.says:
+        h = cm.find(pat, text, cache)
+        if h and not h.quoted:
+            return ClaimResult(claim, "established", h, quoted)
+    return ClaimResult(claim, "missing", None, quoted)
+
+
+def _names_terms(claim: Claim, text: cm.Text, cache) -> bool:
+    parts = claim_parts(claim)
+    if not parts:
+        return False
+    whole = cm.Span(0, len(text.norm), "list")
+    named = sum(1 for p in {p.name: p for p in parts}.values()
+                if cache.setdefault((id(p), whole), cm.part_matches(p, text.norm)))
+    return named >= max(1, len({p.name for p in parts}) // 2)
+
+
+def vocabulary_share(spec: Spec, text: cm.Text) -> float:
+    """Share of the answer's words inside a match of the rubric's own paraphrases."""
+    from .normalise import _jieba
+    covered = []
+    for p in spec.term_parts:
+        covered += [(m.start(), m.end()) for m in p.regex.finditer(text.norm)]
+    words = [(w, a, b) for w, a, b in _jieba().tokenize(text.norm) if w.strip() and cm.units(w)]
+    if not words:
+        return 0.0
+    inside = sum(1 for _, a, b in words if any(x < b and a < y for x, y in covered))
+    return inside / len(words)
+
+
+def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
+    cache = {}
+    results = [_claim_result(c, text, cache) for c in spec.claims]
+    out = Outcome(0.0, float(max_points), results)
+    for m in spec.misconceptions:
+        for pat in m.says:
+            h = cm.find(pat, text, cache)
+            if h and not h.quoted:
+                out.misconceptions.append((m.why, h.evidence))
+                break
+            if h:
+                out.rejected.append(h.evidence)
+    out.rejected += [r.quoted.evidence for r in results if r.quoted]
+    out.listy = text.listy_share >= LISTY_SHARE
+    est = [r for r in results if r.status == "established"]
+    in_prose = [r for r in est if r.hit.span.kind != "list"]
+    wrong = len(out.contradicted) + len(out.misconceptions)
+    n = len(est) if not out.listy else 0
+    if n >= spec.full and in_prose:
+        pts = max_points
+    elif n >= spec.partial and in_prose and max_points > 1:
+        pts = 1.0
+    else:
+        pts = 0.0
+    if pts == 0 and max_points > 1 and not wrong:
+        named = sum(1 for c in spec.claims if _names_terms(c, text, cache))
+        if est or named >= spec.term_list * len(spec.claims):
+            out.term_credit = True
+            pts = 1.0
+    if wrong and spec.contradiction == "zero":
+        pts = 0.0
+    out.points = min(pts, float(max_points))
+    if out.points:
+        share = out.points / max(1, len(est))
+        for r in est:
+            r.points = round(min(share, out.points), 3)
+    out.vocabulary = vocabulary_share(spec, text) if out.points >= max_points else 0.0
+    out.confidence, out.review = _confidence(spec, out, n)
+    return out
+
+
+def _confidence(spec: Spec, out: Outcome, n: int) -> Tuple[float, Tuple[str, ...]]:
+    wrong = bool(out.contradicted or out.misconceptions)
+    if out.points >= out.max_points:
+        conf = 0.95 if n > spec.full else 0.8
+    elif out.points == 0 and not wrong:
+        conf = 0.9 if n == 0 and not out.term_credit else 0.7
+    elif wrong:
+        conf = 0.55 if out.established else 0.8       # right and wrong claims side by side: a person decides
+    else:
+        conf = 0.6 if n == spec.full - 1 else 0.75
+    if out.term_credit or out.listy:
+        conf = min(conf, 0.7)
+    if out.rejected:
+        conf -= 0.15
+    if out.established and all(r.hit.span.kind == "window" for r in out.established):
+        conf -= 0.1
+    conf = round(max(0.05, min(1.0, conf)), 2)
+    reasons = []
+    if out.vetoing:
+        reasons.append("veto")
+    if conf < REVIEW_BELOW:
+        reasons.append("low_confidence")
+    if out.points >= out.max_points and out.vocabulary >= VOCABULARY_SHARE:
+        reasons.append("vocabulary")
+    if out.rejected:
+        reasons.append("quoted_misconception")
+    return conf, tuple(reasons)

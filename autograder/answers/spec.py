@@ -1,0 +1,293 @@
+"""A written item's ``rubric:`` block (the claim format, docs/grading.md) compiled for matching.
+
+Validation and compilation are one pass, so a spec that validates is a spec that runs:
+``compile_spec`` raises ``SpecError`` naming the key path; ``validate`` is that check alone.
+Compiled specs are cached by content (rubric files are reloaded when they change).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import yaml
+
+from .normalise import normalise
+
+SPEC_KEYS = {"parts", "claims", "misconceptions", "points", "nudge"}
+CLAIM_KEYS = {"id", "label", "topic", "core", "says", "contradicts", "why"}
+MISCONCEPTION_KEYS = {"id", "says", "why"}
+POINTS_KEYS = {"full", "partial", "contradiction", "term_list"}
+CONTRADICTION_POLICIES = ("zero", "cancel")
+
+# Units a number slot may name; a list of paraphrases is accepted too.
+UNITS = {
+    "bytes": ["字节", "byte", "bytes", "b"],
+    "bits": ["位", "bit", "bits", "比特"],
+    "passes": ["遍", "次", "pass", "passes", "times", "reads", "趟"],
+    "x": ["倍", "x"],
+}
+
+
+class SpecError(ValueError):
+    """A malformed rubric block; the message starts with the key path."""
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number slot: ``value`` (or, with ``other``, any other value) followed by ``unit``."""
+    value: float
+    other: bool = False
+    unit: Optional[re.Pattern] = None
+    tol: float = 1e-9                    # relative
+
+
+@dataclass(frozen=True)
+class Part:
+    """One element of a pattern: paraphrases and/or number slots (alternatives)."""
+    name: str
+    regex: Optional[re.Pattern]          # the paraphrases (None: number slots only)
+    negation_inside: bool = False        # every paraphrase spells a negation itself ("不可能为负")
+    negated: bool = False                # "not:name": must appear negated ("不会溢出")
+    numbers: Tuple[Number, ...] = ()
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    label: str
+    topic: str
+    core: bool
+    says: Tuple[Tuple[Part, ...], ...]
+    contradicts: Tuple[Tuple[Part, ...], ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Misconception:
+    id: str
+    says: Tuple[Tuple[Part, ...], ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Spec:
+    claims: Tuple[Claim, ...]
+    misconceptions: Tuple[Misconception, ...]
+    full: int
+    partial: int
+    contradiction: str
+    term_list: float                     # share of claims whose terms a term list must name for 1 point
+    nudge: str
+    term_parts: Tuple[Part, ...]         # every paraphrase group the claims use (term coverage)
+
+
+_NEG_WORD = re.compile(r"不|没|未|无(?!穷|限)|非|\bnot\b|\bno\b|\bnever\b|\bcan not\b|\bwithout\b")
+
+
+def _light(syn: str) -> str:
+    """Light notation: " ?" = optional space, "(a|b)" = one of, "(a)?" / "(a|b)?" = optional, a space =
+    optional spaces; everything else literal ("rsqrtf(0)", "mean(x^2)" match as written)."""
+    out, pos = [], 0
+    for m in re.finditer(r" \?|\(([^()]*)\)(\?)?| ", syn):
+        tok = m.group(0)
+        if tok.startswith("(") and "|" not in m.group(1) and not m.group(2):
+            continue                      # plain parentheses: literal
+        out.append(re.escape(syn[pos:m.start()]))
+        if tok.startswith("("):
+            alts = "|".join(re.escape(a).replace(r"\ ", r"\s*") for a in m.group(1).split("|"))
+            out.append(f"(?:{alts})" + ("?" if m.group(2) else ""))
+        else:
+            out.append(r"\s*")
+        pos = m.end()
+    out.append(re.escape(syn[pos:]).replace(r"\ ", r"\s*"))
+    return "".join(out)
+
+
+def _paraphrase_regex(syn: str, where: str) -> str:
+    if not isinstance(syn, str) or not syn.strip():
+        raise SpecError(f"{where}: expected a non-empty string")
+    if syn.startswith("re:"):
+        body = syn[3:]
+    else:
+        norm = normalise(syn)
+        if not norm:
+            raise SpecError(f"{where}: {syn!r} is empty after normalisation")
+        body = _light(norm)
+        if re.match(r"[a-z0-9_]", norm):
+            body = r"(?<![a-z0-9_])" + body        # ASCII paraphrases start a word ("coalesc" hits "coalesced")
+            if len(norm) <= 4 and re.search(r"[a-z0-9_]$", norm):
+                body += r"(?![a-z0-9_])"           # short ones are whole words: "nan" misses "nano"
+        elif re.search(r"[a-z0-9]$", norm):
+            body += r"(?![a-z0-9])"
+    try:
+        re.compile(body)
+    except re.error as exc:
+        raise SpecError(f"{where}: bad regex {syn!r}: {exc}") from None
+    return body
+
+
+def _group(name: str, alternatives: Any, where: str) -> Part:
+    if isinstance(alternatives, (str, dict)):
+        alternatives = [alternatives]
+    if not isinstance(alternatives, list) or not alternatives:
+        raise SpecError(f"{where}: expected a non-empty list of paraphrases")
+    texts = [a for a in alternatives if not isinstance(a, dict)]
+    numbers = tuple(_number(a, f"{where}[{i}]") for i, a in enumerate(alternatives) if isinstance(a, dict))
+    bodies = [_paraphrase_regex(s, f"{where}[{i}]") for i, s in enumerate(texts)]
+    neg = bool(texts) and all(_NEG_WORD.search(normalise(s) if not s.startswith("re:") else s[3:]) for s in texts)
+    regex = re.compile("|".join(f"(?:{b})" for b in bodies)) if bodies else None
+    return Part(name, regex, negation_inside=neg, numbers=numbers)
+
+
+def _number(el: Dict[str, Any], where: str) -> Number:
+    extra = set(el) - {"num", "num_not", "unit", "tol"}
+    if extra or ("num" in el) == ("num_not" in el):
+        raise SpecError(f"{where}: a number slot is {{num: V | num_not: V, unit: U, tol: T}}")
+    value = el.get("num", el.get("num_not"))
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise SpecError(f"{where}: number {value!r} is not a number") from None
+    if "num_not" in el and el.get("unit") is None:
+        raise SpecError(f"{where}: num_not needs a unit (any other number anywhere is not a claim)")
+    return Number(value, "num_not" in el, _unit(el.get("unit"), f"{where}.unit"), float(el.get("tol", 1e-9)))
+
+
+def _unit(unit: Any, where: str) -> Optional[re.Pattern]:
+    if unit is None:
+        return None
+    syns = UNITS.get(unit, unit) if isinstance(unit, str) else unit
+    if isinstance(syns, str):
+        raise SpecError(f"{where}: unknown unit {unit!r} (known: {', '.join(UNITS)}, or a list of paraphrases)")
+    return _group("unit", syns, where).regex
+
+
+def _element(el: Any, parts: Dict[str, Part], where: str) -> Part:
+    if isinstance(el, str):
+        negated = el.startswith("not:")
+        name = el[4:] if negated else el
+        if name not in parts:
+            raise SpecError(f"{where}: {name!r} is not one of parts ({', '.join(sorted(parts)) or 'none'})")
+        p = parts[name]
+        return Part(p.name, p.regex, p.negation_inside, True, p.numbers) if negated else p
+    if isinstance(el, list):
+        return _group(f"inline:{'/'.join(map(str, el))[:40]}", el, where)
+    if isinstance(el, dict):
+        n = _number(el, where)
+        return Part(f"number:{n.value:g}", None, numbers=(n,))
+    raise SpecError(f"{where}: expected a part name, a list of paraphrases or a number slot")
+
+
+def _patterns(raw: Any, parts: Dict[str, Part], where: str, required: bool) -> Tuple[Tuple[Part, ...], ...]:
+    if raw is None and not required:
+        return ()
+    if not isinstance(raw, list) or (required and not raw):
+        raise SpecError(f"{where}: expected a list of patterns (each a list of parts in order)")
+    out = []
+    for i, pat in enumerate(raw):
+        if not isinstance(pat, list) or not pat:
+            raise SpecError(f"{where}[{i}]: expected a non-empty list of parts")
+        out.append(tuple(_element(el, parts, f"{where}[{i}][{j}]") for j, el in enumerate(pat)))
+    return tuple(out)
+
+
+def _unknown(d: Dict[str, Any], allowed, where: str):
+    extra = set(d) - set(allowed)
+    if extra:
+        raise SpecError(f"{where}{sorted(extra)[0]}: unknown key (allowed: {', '.join(sorted(allowed))})")
+
+
+def _compile(raw: Dict[str, Any]) -> Spec:
+    if not isinstance(raw, dict):
+        raise SpecError("expected a mapping with claims:")
+    _unknown(raw, SPEC_KEYS, "")
+    praw = raw.get("parts") or {}
+    if not isinstance(praw, dict):
+        raise SpecError("parts: expected a mapping of name -> paraphrases")
+    parts = dict(_lexicon())
+    parts.update({name: _group(name, syns, f"parts.{name}") for name, syns in praw.items()})
+    craw = raw.get("claims")
+    if not isinstance(craw, list) or not craw:
+        raise SpecError("claims: expected a non-empty list of claims")
+    claims, seen = [], set()
+    for i, c in enumerate(craw):
+        w = f"claims[{i}]"
+        if not isinstance(c, dict):
+            raise SpecError(f"{w}: expected a mapping")
+        _unknown(c, CLAIM_KEYS, f"{w}.")
+        cid = c.get("id")
+        if not isinstance(cid, str) or not cid or cid in seen:
+            raise SpecError(f"{w}.id: expected a unique non-empty string")
+        seen.add(cid)
+        label = c.get("label") or cid
+        claims.append(Claim(cid, label, c.get("topic") or label, bool(c.get("core", False)),
+                            _patterns(c.get("says"), parts, f"{w}.says", True),
+                            _patterns(c.get("contradicts"), parts, f"{w}.contradicts", False),
+                            c.get("why") or ""))
+        if claims[-1].core and not claims[-1].contradicts:
+            raise SpecError(f"{w}.core: a core claim needs contradicts: (what vetoes)")
+    mis = []
+    for i, m in enumerate(raw.get("misconceptions") or []):
+        w = f"misconceptions[{i}]"
+        if not isinstance(m, dict):
+            raise SpecError(f"{w}: expected {{id, says, why}}")
+        _unknown(m, MISCONCEPTION_KEYS, f"{w}.")
+        if not m.get("why"):
+            raise SpecError(f"{w}.why: say (in Chinese) why it is wrong; it is the veto message")
+        mis.append(Misconception(m.get("id") or f"m{i}", _patterns(m.get("says"), parts, f"{w}.says", True),
+                                 m["why"]))
+    pol = raw.get("points") or {}
+    if not isinstance(pol, dict):
+        raise SpecError("points: expected {full: N, partial: N, contradiction: zero|cancel, term_list: share}")
+    _unknown(pol, POINTS_KEYS, "points.")
+    full = pol.get("full", max(1, (len(claims) + 1) // 2))
+    partial = pol.get("partial", 1)
+    if not (isinstance(full, int) and isinstance(partial, int) and 1 <= partial <= full <= len(claims)):
+        raise SpecError(f"points: need 1 <= partial <= full <= {len(claims)} (the number of claims)")
+    contradiction = pol.get("contradiction", "zero")
+    if contradiction not in CONTRADICTION_POLICIES:
+        raise SpecError(f"points.contradiction: one of {', '.join(CONTRADICTION_POLICIES)}")
+    term_parts = {}
+    for c in claims:
+        for pat in c.says:
+            for p in pat:
+                if p.regex is not None and not p.name.startswith("inline:") and not p.negated:
+                    term_parts[p.name] = p
+    return Spec(tuple(claims), tuple(mis), full, partial, contradiction, float(pol.get("term_list", 0.5)),
+                raw.get("nudge") or "", tuple(term_parts.values()))
+
+
+LEXICON = Path(__file__).with_name("lexicon.yaml")
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicon() -> Dict[str, Part]:
+    """The course-wide paraphrase families (lexicon.yaml), usable by every item."""
+    raw = yaml.safe_load(LEXICON.read_text(encoding="utf-8")) or {}
+    return {name: _group(name, syns, f"{LEXICON.name}:{name}") for name, syns in raw.items()}
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_cached(key: str) -> Spec:
+    return _compile(json.loads(key))
+
+
+def compile_spec(raw: Dict[str, Any]) -> Spec:
+    try:
+        key = json.dumps(raw, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return _compile(raw)
+    return _compile_cached(key)
+
+
+def validate(raw: Dict[str, Any]) -> None:
+    """Raise SpecError (a ValueError naming the key path) on a malformed rubric block."""
+    compile_spec(raw)
+
+
+def claim_parts(claim: Claim) -> List[Part]:
+    return [p for pat in claim.says for p in pat if p.regex is not None and not p.negated]
