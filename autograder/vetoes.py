@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional
 
 from . import notebook as nbio
-from .rubric import NEGATIONS, normalize, sentences
 
 BLANK = nbio.BLANK
 
@@ -267,52 +266,25 @@ def _looser(template_node, student_node) -> bool:
     return any(y > x for x, y in zip(a, b))
 
 
-# ----------------------------------------------------------------------------- GPU claims
-
-# A claim = a measurement word AND a GPU/performance context in one sentence, not negated, not
-# about the CPU emulator.  "实测最大误差 2e-4"（精度，在模拟器上也能测）is not a GPU claim.
-GPU_MEASURE = re.compile(
-    r"实测|实际测得|实际测量|测得|测出|测到|测了|跑出|跑了一下|实际运行|运行时间为|耗时\s*[0-9.]+\s*(ms|us|μs|毫秒|微秒)|"
-    r"\bmeasured\b|\bbenchmark(ed|ing)?\b|\bprofil(ed|ing)\b|\btimed\b|\bi ran\b|"
-    r"(nsight|ncu|nsys|nvprof)\s*(显示|结果|report|shows|says)", re.I)
-GPU_CONTEXT = re.compile(
-    r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|4090|3090|\brtx\b|\bcuda\b|nsight|\bncu\b|nsys|nvprof|"
-    r"[0-9.]+\s*(ms|us|μs|毫秒|微秒|秒|gb/s|tb/s)\b|[0-9.]+\s*(ms|us|μs|毫秒|微秒|秒)|带宽|吞吐|加速比|speed-?up|faster|slower|"
-    r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|[0-9.]+\s*(x|倍)(?![a-z])", re.I)
-GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|4090|3090|\brtx\b", re.I)
-CPU_CONTEXT = re.compile(r"\bcpu\b|模拟器|emulator|仿真|numpy", re.I)
-_CLAIM_NEG = re.compile(NEGATIONS[:-1] + r"|未|没|仅静态|静态审查|无法|不能|假设|如果|若|预计|估计|理论上|\bif\b|\bwould\b|"
-                        r"\bcould\b|expected|estimate)", re.I)
-
-
-def is_gpu_claim(sentence: str) -> bool:
-    m = GPU_MEASURE.search(sentence)
-    if not m or not GPU_CONTEXT.search(sentence):
-        return False
-    if CPU_CONTEXT.search(sentence) and not GPU_NAMES.search(sentence):
-        return False
-    clause = re.split(r"[,，;；]", sentence[:m.start()])[-1] + re.split(r"[,，;；]", sentence[m.start():])[0]
-    return not _CLAIM_NEG.search(clause)
-
+# ----------------------------------------------------------------------------- written answers
 
 def gpu_claim_vetoes(answers: Dict[str, str], backend: Optional[str]) -> List[Veto]:
-    """A GPU measurement claim in an answer while the run recorded no GPU."""
-    if backend == "cupy":
-        return []
-    out = []
-    for gid, text in answers.items():
-        for sent in sentences(normalize(text)):
-            if not is_gpu_claim(sent):
-                continue
-            where = "没有记录到 GPU 运行" if backend is None else f"本次运行的后端是 {backend}（没有 GPU）"
-            out.append(Veto("gpu_claim", f"回答「{gid}」声称有 GPU 实测结果，但{where}：未运行的结果不能说成实测。",
-                            sent if len(sent) <= 80 else sent[:77] + "…"))
-            break
-    return out
+    """A first-person GPU measurement claimed in an answer while the run recorded no GPU
+    (autograder.answers.gpu_claims reads what is claimed)."""
+    from .answers import gpu_claims, messages
+    return [Veto("gpu_claim", messages.gpu_veto_message(gid, backend), messages.clip(sent))
+            for gid, sent in gpu_claims.claims_in({g: answers_visible(t) for g, t in answers.items()}, backend)]
+
+
+def answers_visible(text: str) -> str:
+    from .answers import visible_text
+    return visible_text(text or "")
 
 
 def misconception_vetoes(item_id: str, rubric_result) -> List[Veto]:
-    return [Veto("misconception", f"回答「{item_id}」中的核心因果链错误：{m['why']}", m["evidence"])
+    """Contradicted core claims and asserted misconceptions of one scored answer."""
+    from .answers import messages
+    return [Veto("misconception", messages.veto_message(item_id, m["why"]), m["evidence"])
             for m in (rubric_result.misconceptions or [])]
 
 

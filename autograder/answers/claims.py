@@ -58,10 +58,11 @@ _REJECT = re.compile(
 _PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|=|→|<|>|"
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|must|"
                         r"needs?|has|have|does|do|turns?|produces?)\b")
-_ITEM_SPLIT = re.compile(r"[、,，;/|]|\band\b")
 
-_NUM = re.compile(r"(?<![\w.])([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)"
-                  r"(?:\s*(?:\^|\*\*)\s*\(?\s*([-+]?\d+(?:\.\d+)?)\s*\)?)?(?![\w.]*\d)")
+# ASCII boundaries only: CJK letters count as \w in Python, and "每元素16字节" has a number in it.
+_NUM = re.compile(r"(?<![a-z0-9_.])([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)"
+                  r"(?:\s*(?:\^|\*\*)\s*\(?\s*([-+]?\d+(?:\.\d+)?)\s*\)?)?(?!\.\d)")
+_OPERAND = re.compile(r"[a-z_)\]][\s]*[*/]\s*$|[*/^]\s*$")     # "k*4 字节" is a formula, not a count
 
 
 @dataclass(frozen=True)
@@ -96,23 +97,27 @@ def units(s: str) -> int:
     return len(_GAP_UNIT.findall(s))
 
 
-def _items(sent: str) -> List[Tuple[int, int]]:
-    out, pos = [], 0
-    for m in list(_ITEM_SPLIT.finditer(sent)) + [None]:
-        end = m.start() if m else len(sent)
-        if sent[pos:end].strip():
-            out.append((pos, end))
-        pos = m.end() if m else len(sent)
-    return out
+def _items(sent: str, sep: re.Pattern) -> List[str]:
+    return [x for x in sep.split(sent) if x.strip()]
+
+
+_DUN = re.compile(r"[、/|]")
+_COMMA = re.compile(r"[,，、/|]|\band\b")
+_CJK_GAP = re.compile(r"[\u4e00-\u9fff][ \t]+(?=[\u4e00-\u9fff])")
 
 
 def _is_list(sent: str) -> bool:
-    items = _items(sent)
-    if len(items) < 3:
-        return False
-    short = sum(1 for a, b in items if units(sent[a:b]) <= 8)
-    bare = sum(1 for a, b in items if not _PREDICATE.search(sent[a:b]))
-    return short >= 0.75 * len(items) and bare >= 0.6 * len(items)
+    """A sentence that is really a list of terms: items joined by 、 (Chinese enumeration comma), by
+    commas when every item is a few words without a verb of claim, or Chinese terms separated by
+    spaces (prose never puts a space between two Chinese words).  Parenthesised asides are ignored:
+    "三遍版本（max、sum、归一化）要读 3 次 x" is prose."""
+    top = re.sub(r"\([^()]*\)", " ", sent)
+    items = _items(top, _COMMA)
+    if len(items) >= 3 and len(_DUN.findall(top)) >= 2 and sum(units(x) for x in items) / len(items) <= 8:
+        return True
+    if len(items) >= 4 and all(units(x) <= 6 for x in items) and sum(bool(_PREDICATE.search(x)) for x in items) <= 1:
+        return True
+    return len(_CJK_GAP.findall(top)) >= 3 and not _PREDICATE.search(top)
 
 
 def _is_fragment(sent: str) -> bool:
@@ -147,7 +152,7 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
         total += n
         if _is_list(s):
             listy += n
-            spans += [Span(a + i, a + j, "list") for i, j in _items(s)]
+            spans.append(Span(a, b, "list"))     # claims found here count toward a term list only
         else:
             if _is_fragment(s):
                 listy += n
@@ -184,6 +189,8 @@ def _negation_at(s: str, start: int, clause_start: int) -> int:
 
 def _numbers(s: str):
     for m in _NUM.finditer(s):
+        if _OPERAND.search(s[max(0, m.start() - 6):m.start()]):
+            continue
         try:
             base = float(m.group(1).replace(",", ""))
             value = base ** float(m.group(2)) if m.group(2) else base

@@ -89,17 +89,20 @@ _NEG_WORD = re.compile(r"不|没|未|无(?!穷|限)|非|\bnot\b|\bno\b|\bnever\b
 
 
 def _light(syn: str) -> str:
-    """Light notation: " ?" = optional space, "(a|b)" = one of, "(a)?" / "(a|b)?" = optional, a space =
-    optional spaces; everything else literal ("rsqrtf(0)", "mean(x^2)" match as written)."""
+    """Light notation: " ?" = optional space, "s?" = optional letter, "(a|b)" = one of, "(a)?" / "(a|b)?"
+    = optional, a space = optional spaces; everything else literal ("rsqrtf(0)", "mean(x^2)" match
+    as written)."""
     out, pos = [], 0
-    for m in re.finditer(r" \?|\(([^()]*)\)(\?)?| ", syn):
+    for m in re.finditer(r" \?|\(([^()]*)\)(\?)?|([^\W_])\?| ", syn):
         tok = m.group(0)
         if tok.startswith("(") and "|" not in m.group(1) and not m.group(2):
             continue                      # plain parentheses: literal
-        out.append(re.escape(syn[pos:m.start()]))
+        out.append(re.escape(syn[pos:m.start()]).replace(r"\ ", r"\s*"))
         if tok.startswith("("):
             alts = "|".join(re.escape(a).replace(r"\ ", r"\s*") for a in m.group(1).split("|"))
             out.append(f"(?:{alts})" + ("?" if m.group(2) else ""))
+        elif m.group(3):
+            out.append(re.escape(m.group(3)) + "?")
         else:
             out.append(r"\s*")
         pos = m.end()
@@ -120,8 +123,10 @@ def _paraphrase_regex(syn: str, where: str) -> str:
         if re.match(r"[a-z0-9_]", norm):
             body = r"(?<![a-z0-9_])" + body        # ASCII paraphrases start a word ("coalesc" hits "coalesced")
             if len(norm) <= 4 and re.search(r"[a-z0-9_]$", norm):
-                body += r"(?![a-z0-9_])"           # short ones are whole words: "nan" misses "nano"
-        elif re.search(r"[a-z0-9]$", norm):
+                body += r"(?![a-z0-9_]|\.\d)"     # short ones are whole words: "nan" misses "nano"
+        if re.search(r"\d$", norm):
+            body += r"(?![0-9]|\.\d)"              # "= 0" is not "= 0.5" or "= 01"
+        elif re.search(r"[a-z]$", norm) and not re.match(r"[a-z0-9_]", norm):
             body += r"(?![a-z0-9])"
     try:
         re.compile(body)
