@@ -101,21 +101,21 @@ def _items(sent: str, sep: re.Pattern) -> List[str]:
     return [x for x in sep.split(sent) if x.strip()]
 
 
-_DUN = re.compile(r"[、/|]")
-_COMMA = re.compile(r"[,，、/|]|\band\b")
+_DUN = re.compile(r"[、]")
+_COMMA = re.compile(r"[,，、]")
 _CJK_GAP = re.compile(r"[\u4e00-\u9fff][ \t]+(?=[\u4e00-\u9fff])")
 
 
 def _is_list(sent: str) -> bool:
     """A sentence that is really a list of terms: items joined by 、 (Chinese enumeration comma), by
-    commas when every item is a few words without a verb of claim, or Chinese terms separated by
+    commas when every item is term-sized (<= 4 words) with no verb of claim, or Chinese terms separated by
     spaces (prose never puts a space between two Chinese words).  Parenthesised asides are ignored:
     "三遍版本（max、sum、归一化）要读 3 次 x" is prose."""
     top = re.sub(r"\([^()]*\)", " ", sent)
     items = _items(top, _COMMA)
     if len(items) >= 3 and len(_DUN.findall(top)) >= 2 and sum(units(x) for x in items) / len(items) <= 8:
         return True
-    if len(items) >= 4 and all(units(x) <= 6 for x in items) and sum(bool(_PREDICATE.search(x)) for x in items) <= 1:
+    if len(items) >= 4 and all(units(x) <= 4 and not _PREDICATE.search(x) for x in items):
         return True
     return len(_CJK_GAP.findall(top)) >= 3 and not _PREDICATE.search(top)
 
@@ -225,9 +225,10 @@ def part_matches(part: Part, s: str) -> List[PartMatch]:
     return out
 
 
-def _polarity_ok(part: Part, m: PartMatch, prev_start: int = -1) -> bool:
-    # a negation inside the previous part of the pattern belongs to it ("不用 | 减均值", "without | eps")
-    negated = m.negated and not (prev_start >= 0 and m.neg_at >= prev_start)
+def _polarity_ok(part: Part, m: PartMatch, prev: Optional[PartMatch] = None) -> bool:
+    # a negation inside the previous part of the pattern belongs to it ("不用 | 减均值", "without | eps");
+    # one between the two parts negates this one ("RMSNorm 也 | 不 | 减均值")
+    negated = m.negated and not (prev is not None and prev.start <= m.neg_at < prev.end)
     return negated == part.negated
 
 
@@ -256,7 +257,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict) -> Optional[Hit]:
 
 def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str) -> Optional[int]:
     """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None."""
-    pos, first, prev = 0, None, -1
+    pos, first, prev = 0, None, None
     for i, (part, cands) in enumerate(zip(pattern, ms)):
         ok = [m for m in cands if m.start >= pos and not (i == 0 and m.compared)]
         if i == 0 and span.kind == "window":
@@ -268,7 +269,7 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
         if not ok:
             return None
         m = min(ok, key=lambda x: x.end)
-        pos, prev = m.end, m.start
+        pos, prev = m.end, m
         first = m.start if first is None else first
     return first
 

@@ -49,6 +49,7 @@ class Outcome:
     rejected: List[str] = field(default_factory=list)                    # quoted-and-rejected evidence
     listy: bool = False
     term_credit: bool = False
+    unanswered: List[str] = field(default_factory=list)   # parts of the question (asks) no claim answers
     vocabulary: float = 0.0
     confidence: float = 1.0
     review: Tuple[str, ...] = ()
@@ -72,6 +73,8 @@ def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
     contra = quoted = None
     for pat in claim.contradicts:
         h = cm.find(pat, text, cache)
+        if h and not h.quoted and any(p.numbers for p in pat) and _says_in(claim, text, h.span, cache):
+            continue          # a side number ("每次 4 字节，所以每元素 16 字节"), the sentence states the claim
         if h and not h.quoted:
             contra = h
             break
@@ -83,6 +86,11 @@ def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
         if h and not h.quoted:
             return ClaimResult(claim, "established", h, quoted)
     return ClaimResult(claim, "missing", None, quoted)
+
+
+def _says_in(claim: Claim, text: cm.Text, span: cm.Span, cache) -> bool:
+    one = cm.Text(text.norm, text.sentences, [span], text.quoted, text.listy_share)
+    return any(cm.find(pat, one, cache) for pat in claim.says)
 
 
 def _names_terms(claim: Claim, text: cm.Text, cache) -> bool:
@@ -126,7 +134,10 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
     in_prose = [r for r in est if r.hit.span.kind != "list"]
     wrong = len(out.contradicted) + len(out.misconceptions)
     n = len(est) if not out.listy else 0
-    if n >= spec.full and in_prose:
+    asked = {c.asks for c in spec.claims if c.asks}
+    answered = {r.claim.asks for r in in_prose if r.claim.asks}
+    out.unanswered = sorted(asked - answered)
+    if n >= spec.full and in_prose and not out.unanswered:
         pts = max_points
     elif n >= spec.partial and in_prose and max_points > 1:
         pts = 1.0
@@ -158,7 +169,7 @@ def _confidence(spec: Spec, out: Outcome, n: int) -> Tuple[float, Tuple[str, ...
     elif wrong:
         conf = 0.55 if out.established else 0.8       # right and wrong claims side by side: a person decides
     else:
-        conf = 0.6 if n == spec.full - 1 else 0.75
+        conf = 0.6 if n >= spec.full - 1 and len(out.unanswered) <= 1 else 0.75
     if out.term_credit or out.listy:
         conf = min(conf, 0.7)
     if out.rejected:

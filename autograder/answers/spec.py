@@ -18,7 +18,7 @@ import yaml
 from .normalise import normalise
 
 SPEC_KEYS = {"parts", "claims", "misconceptions", "points", "nudge"}
-CLAIM_KEYS = {"id", "label", "topic", "core", "says", "contradicts", "why"}
+CLAIM_KEYS = {"id", "label", "topic", "core", "says", "contradicts", "why", "asks"}
 MISCONCEPTION_KEYS = {"id", "says", "why"}
 POINTS_KEYS = {"full", "partial", "contradiction", "term_list"}
 CONTRADICTION_POLICIES = ("zero", "cancel")
@@ -64,6 +64,7 @@ class Claim:
     says: Tuple[Tuple[Part, ...], ...]
     contradicts: Tuple[Tuple[Part, ...], ...]
     why: str
+    asks: str = ""                       # the part of the question it answers: full points need every one
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,7 @@ def _compile(raw: Dict[str, Any]) -> Spec:
         claims.append(Claim(cid, label, c.get("topic") or label, bool(c.get("core", False)),
                             _patterns(c.get("says"), parts, f"{w}.says", True),
                             _patterns(c.get("contradicts"), parts, f"{w}.contradicts", False),
-                            c.get("why") or ""))
+                            c.get("why") or "", str(c.get("asks") or "")))
         if claims[-1].core and not claims[-1].contradicts:
             raise SpecError(f"{w}.core: a core claim needs contradicts: (what vetoes)")
     mis = []
