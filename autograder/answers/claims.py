@@ -232,10 +232,16 @@ def _polarity_ok(part: Part, m: PartMatch, prev: Optional[PartMatch] = None) -> 
     return negated == part.negated
 
 
-def find(pattern: Sequence[Part], text: Text, cache: Dict) -> Optional[Hit]:
-    """The first span where ``pattern`` holds (an unquoted hit preferred over a quoted one)."""
+def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = False) -> Optional[Hit]:
+    """The first span where ``pattern`` holds (an unquoted hit preferred over a quoted one).
+
+    ``assertion`` (contradictions, misconceptions): only prose asserts — a term list states no
+    relation — and the parts of a pattern without a number slot must share one clause, so
+    "大正数会上溢，大负数会下溢" does not say that large positives underflow."""
     quoted_hit = None
     for span in text.spans:
+        if assertion and span.kind == "list":
+            continue
         s = text.norm[span.start:span.end]
         ms = []
         for p in pattern:
@@ -243,7 +249,10 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict) -> Optional[Hit]:
             if key not in cache:
                 cache[key] = part_matches(p, s)
             ms.append(cache[key])
-        first = _in_order(pattern, ms, span, s)
+        if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):
+            first = _in_one_clause(pattern, ms, span, s)
+        else:
+            first = _in_order(pattern, ms, span, s)
         if first is None and len(pattern) == 2:
             first = _reversed(pattern, ms, s)
         if first is None:
@@ -262,8 +271,8 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
         ok = [m for m in cands if m.start >= pos and not (i == 0 and m.compared)]
         if i == 0 and span.kind == "window":
             ok = [m for m in ok if span.start + m.start < span.first_end]
-        if part.regex is None:
-            ok = ok[:1]                      # a number slot binds the nearest number after the previous part
+        if part.regex is None and any(n.other for n in part.numbers):
+            ok = ok[:1]      # "any other value" binds the nearest number after the previous part
         ok = [m for m in ok if m.value_ok and _polarity_ok(part, m, prev)
               and (first is None or units(span_text[pos:m.start]) <= MAX_GAP)]
         if not ok:
@@ -272,6 +281,16 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
         pos, prev = m.end, m
         first = m.start if first is None else first
     return first
+
+
+def _in_one_clause(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, s: str) -> Optional[int]:
+    bounds = clause_bounds(s) + [len(s) + 1]
+    for a, b in zip(bounds, bounds[1:]):
+        sub = [[m for m in cands if a <= m.start < b] for cands in ms]
+        first = _in_order(pattern, sub, span, s)
+        if first is not None:
+            return first
+    return None
 
 
 def _reversed(pattern: Sequence[Part], ms: List[List[PartMatch]], s: str) -> Optional[int]:

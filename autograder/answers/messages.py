@@ -32,7 +32,7 @@ def item_message(out: Outcome, nudge: str, copied: int) -> str:
             parts.append("还没说清：" + "；".join(missing))
     for r in out.contradicted:
         parts.append(f"这句话与正确结论相反，不得分：「{clip(r.hit.evidence)}」" + (f"（{r.claim.why}）" if r.claim.why else ""))
-    for why, ev in out.misconceptions:
+    for why, ev in out.misconceptions + out.false_claims:
         parts.append(f"概念错误：「{clip(ev)}」（{why}）")
     if out.listy:
         parts.append("只列出了术语或短语，没有用完整的句子说明因果（最多 1 分）")

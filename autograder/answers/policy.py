@@ -45,7 +45,8 @@ class Outcome:
     points: float
     max_points: float
     results: List[ClaimResult]
-    misconceptions: List[Tuple[str, str]] = field(default_factory=list)   # (why, evidence) asserted
+    misconceptions: List[Tuple[str, str]] = field(default_factory=list)   # (why, evidence) asserted: veto
+    false_claims: List[Tuple[str, str]] = field(default_factory=list)     # asserted, not vetoing
     rejected: List[str] = field(default_factory=list)                    # quoted-and-rejected evidence
     listy: bool = False
     term_credit: bool = False
@@ -72,7 +73,7 @@ class Outcome:
 def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
     contra = quoted = None
     for pat in claim.contradicts:
-        h = cm.find(pat, text, cache)
+        h = cm.find(pat, text, cache, assertion=True)
         if h and not h.quoted and any(p.numbers for p in pat) and _says_in(claim, text, h.span, cache):
             continue          # a side number ("每次 4 字节，所以每元素 16 字节"), the sentence states the claim
         if h and not h.quoted:
@@ -122,9 +123,9 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
     out = Outcome(0.0, float(max_points), results)
     for m in spec.misconceptions:
         for pat in m.says:
-            h = cm.find(pat, text, cache)
+            h = cm.find(pat, text, cache, assertion=True)
             if h and not h.quoted:
-                out.misconceptions.append((m.why, h.evidence))
+                (out.misconceptions if m.veto else out.false_claims).append((m.why, h.evidence))
                 break
             if h:
                 out.rejected.append(h.evidence)
@@ -132,7 +133,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
     out.listy = text.listy_share >= LISTY_SHARE
     est = [r for r in results if r.status == "established"]
     in_prose = [r for r in est if r.hit.span.kind != "list"]
-    wrong = len(out.contradicted) + len(out.misconceptions)
+    wrong = len(out.contradicted) + len(out.misconceptions) + len(out.false_claims)
     n = len(est) if not out.listy else 0
     asked = {c.asks for c in spec.claims if c.asks}
     answered = {r.claim.asks for r in in_prose if r.claim.asks}
@@ -143,7 +144,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
         pts = 1.0
     else:
         pts = 0.0
-    if pts == 0 and max_points > 1 and not wrong:
+    if pts == 0 and max_points > 1 and not wrong and out.listy:
         named = sum(1 for c in spec.claims if _names_terms(c, text, cache))
         if est or named >= spec.term_list * len(spec.claims):
             out.term_credit = True
@@ -161,7 +162,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
 
 
 def _confidence(spec: Spec, out: Outcome, n: int) -> Tuple[float, Tuple[str, ...]]:
-    wrong = bool(out.contradicted or out.misconceptions)
+    wrong = bool(out.contradicted or out.misconceptions or out.false_claims)
     if out.points >= out.max_points:
         conf = 0.95 if n > spec.full else 0.8
     elif out.points == 0 and not wrong:

@@ -19,7 +19,7 @@ from .normalise import normalise
 
 SPEC_KEYS = {"parts", "claims", "misconceptions", "points", "nudge"}
 CLAIM_KEYS = {"id", "label", "topic", "core", "says", "contradicts", "why", "asks"}
-MISCONCEPTION_KEYS = {"id", "says", "why"}
+MISCONCEPTION_KEYS = {"id", "says", "why", "veto"}
 POINTS_KEYS = {"full", "partial", "contradiction", "term_list"}
 CONTRADICTION_POLICIES = ("zero", "cancel")
 
@@ -72,6 +72,7 @@ class Misconception:
     id: str
     says: Tuple[Tuple[Part, ...], ...]
     why: str
+    veto: bool = True                    # false: it zeroes the item like a contradiction, without a veto
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ def _compile(raw: Dict[str, Any]) -> Spec:
         if not m.get("why"):
             raise SpecError(f"{w}.why: say (in Chinese) why it is wrong; it is the veto message")
         mis.append(Misconception(m.get("id") or f"m{i}", _patterns(m.get("says"), parts, f"{w}.says", True),
-                                 m["why"]))
+                                 m["why"], bool(m.get("veto", True))))
     pol = raw.get("points") or {}
     if not isinstance(pol, dict):
         raise SpecError("points: expected {full: N, partial: N, contradiction: zero|cancel, term_list: share}")
