@@ -14,7 +14,7 @@ Modules: normalise (text forms), visible (rendered text), spec (the format, comp
 """
 from __future__ import annotations
 
-import re
+from difflib import SequenceMatcher
 from typing import Any, Dict, Optional
 
 from ..verdict import Claim as ClaimRecord, ItemScore, Veto
@@ -35,21 +35,18 @@ def is_blank(text: str) -> bool:
     return len(sq) < 2 or sq in PLACEHOLDERS
 
 
-def _bigrams(s: str):
-    return {s[i:i + 2] for i in range(len(s) - 1)}
-
-
 def drop_copied(norm: str, prompt: str):
     """``norm`` without its sentences copied from the question; (text, number dropped)."""
     if not prompt:
         return norm, 0
     pq = squash(normalise(visible_text(prompt)))
-    pb = _bigrams(pq)
     kept, dropped = [], 0
     for a, b in sentences(norm):
         sq = squash(norm[a:b])
-        grams = _bigrams(sq)
-        if len(sq) >= 4 and (sq in pq or (len(grams) >= 6 and len(grams & pb) >= 0.85 * len(grams))):
+        # copied = one stretch of the question makes up almost all of the sentence (order kept);
+        # reusing the question's identifiers in a formula of one's own is not a copy
+        m = SequenceMatcher(None, sq, pq, autojunk=False).find_longest_match(0, len(sq), 0, len(pq))
+        if len(sq) >= 4 and m.size >= 0.85 * len(sq):
             dropped += 1
         else:
             kept.append(norm[a:b])
@@ -80,8 +77,11 @@ def score_answer(text: str, spec: Dict[str, Any], points: float, *, item: str, p
                          confidence=1.0 if not copied else 0.9,
                          claims=tuple(ClaimRecord(c.id, c.label, "missing", "", c.core) for c in compiled.claims),
                          grade_id=grade_id or item)
-    for why, ev in out.vetoing:
-        vetoes.append(Veto("misconception", messages.veto_message(item, why), messages.clip(ev), item))
+    seen = set()
+    for why, ev in out.vetoing:          # one veto per sentence, however many rules it breaks
+        if ev not in seen:
+            seen.add(ev)
+            vetoes.append(Veto("misconception", messages.veto_message(item, why), messages.clip(ev), item))
     review = list(out.review)
     if gpu:
         vetoes.append(Veto("gpu_claim", messages.gpu_veto_message(item, backend), messages.clip(gpu), item))

@@ -107,21 +107,22 @@ _CJK_GAP = re.compile(r"[\u4e00-\u9fff][ \t]+(?=[\u4e00-\u9fff])")
 
 
 def _is_list(sent: str) -> bool:
-    """A sentence that is really a list of terms: items joined by 、 (Chinese enumeration comma), by
-    commas when every item is term-sized (<= 4 words) with no verb of claim, or Chinese terms separated by
-    spaces (prose never puts a space between two Chinese words).  Parenthesised asides are ignored:
-    "三遍版本（max、sum、归一化）要读 3 次 x" is prose."""
+    """A sentence that is really a list of terms: at least three items joined by 、 (the Chinese
+    enumeration comma) or commas, three in four of them term-sized (<= 8 words) with no verb of
+    claim, or Chinese terms separated by spaces (prose never puts a space between two Chinese
+    words).  Parenthesised asides are ignored, and an enumeration inside a clause is not a list:
+    "max、exp、sum 和除法都在 FP32 里做" is prose."""
     top = re.sub(r"\([^()]*\)", " ", sent)
     items = _items(top, _COMMA)
-    if len(items) >= 3 and len(_DUN.findall(top)) >= 2 and sum(units(x) for x in items) / len(items) <= 8:
-        return True
-    if len(items) >= 4 and all(units(x) <= 4 and not _PREDICATE.search(x) for x in items):
+    bare = sum(1 for x in items if units(x) <= 8 and not _PREDICATE.search(x))
+    if len(items) >= 3 and (len(_DUN.findall(top)) >= 2 or len(items) >= 4) and bare >= 0.75 * len(items):
         return True
     return len(_CJK_GAP.findall(top)) >= 3 and not _PREDICATE.search(top)
 
 
 def _is_fragment(sent: str) -> bool:
-    return units(sent) <= 6 and not _PREDICATE.search(sent)
+    """A verbless scrap ("negative variance", "- NaN"); one that states a number ("朴素 12 B") is a claim."""
+    return units(sent) <= 6 and not _PREDICATE.search(sent) and not _NUM.search(sent)
 
 
 def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
@@ -252,7 +253,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
         if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):
             first = _in_one_clause(pattern, ms, span, s)
         else:
-            first = _in_order(pattern, ms, span, s)
+            first = _in_order(pattern, ms, span, s, nearest=assertion)
         if first is None and len(pattern) == 2:
             first = _reversed(pattern, ms, s)
         if first is None:
@@ -264,15 +265,16 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     return quoted_hit
 
 
-def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str) -> Optional[int]:
+def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,
+              nearest: bool = False) -> Optional[int]:
     """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None."""
     pos, first, prev = 0, None, None
     for i, (part, cands) in enumerate(zip(pattern, ms)):
         ok = [m for m in cands if m.start >= pos and not (i == 0 and m.compared)]
         if i == 0 and span.kind == "window":
             ok = [m for m in ok if span.start + m.start < span.first_end]
-        if part.regex is None and any(n.other for n in part.numbers):
-            ok = ok[:1]      # "any other value" binds the nearest number after the previous part
+        if part.regex is None and (nearest or any(n.other for n in part.numbers)):
+            ok = ok[:1]      # what is asserted about X is the nearest number after X
         ok = [m for m in ok if m.value_ok and _polarity_ok(part, m, prev)
               and (first is None or units(span_text[pos:m.start]) <= MAX_GAP)]
         if not ok:

@@ -19,7 +19,7 @@ from typing import List, Optional
 from .normalise import normalise, sentences
 
 MEASURE = re.compile(
-    r"实测|实际测得?|实际测量|测得|测出|测到|测了|测量了|跑出|跑了|跑过|跑下来|实际运行|运行时间(?:为|是)|"
+    r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|实际运行|运行时间(?:为|是)|"
     r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时|"
     r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\bi ran\b|\bwe ran\b|\bran it\b|"
     r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)", re.I)
@@ -30,18 +30,23 @@ CONTEXT = re.compile(
 GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b", re.I)
 EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|本地(?:电脑|机器)", re.I)
 FIRST_PERSON = re.compile(r"我|我们|本人|自己|\bi\b|\bwe\b|\bmy\b|\bour\b|\bme\b", re.I)
-OWN_MEASURE = re.compile(r"实测|跑出|跑了|跑过|跑下来|实际运行|实际测", re.I)   # imply the writer did it
+OWN_MEASURE = re.compile(r"实测|跑出|跑了|跑过|跑下来|实际运行|实际测|测过", re.I)   # imply the writer did it
 CITATION = re.compile(
     r"课程|本课|课上|课件|讲义|教材|表(?!示|明|达|现)|图表|文档|官方|给出|公布|发布|提供的|列出|报告(?:里|中|显示)|根据|(?<![数证])据(?!说)|"
     r"引用|参考|"
     r"llm\.c|readme|论文|博客|上面的|上文|lesson|course|table|published|reported|according to|documentation|"
     r"the paper|docs?\b|listed|cited", re.I)
 HYPOTHETICAL = re.compile(
-    r"如果|假如|假设|若是?|要是|应该|应当|预计|估计|预期|理论上|大概|也许|或许|"
+    r"如果|假如|假设|若(?!干)|(?<![主需只就还正])要是|应该|应当|预计|估计|预期|理论上|大概|也许|或许|"
     r"\bif\b|\bwould\b|\bcould\b|\bshould\b|\bmight\b|\bmay\b|\bexpect(?:ed)?\b|\bestimate|\btheoretical|\bin theory\b|"
     r"\bwhen run on\b|\bon a real gpu\b", re.I)
 NEGATED = re.compile(r"没有|没|未|无法|不能|不可能|并未|从未|\bnot\b|\bnever\b|\bno\b|\bwithout\b|仅静态|静态审查|"
                      r"没法", re.I)
+
+
+def _clause_end(s: str, pos: int) -> int:
+    m = re.search(r"[,，;；:：]", s[pos:])
+    return pos + m.start() if m else len(s)
 
 
 def is_gpu_claim(sentence: str) -> bool:
@@ -51,9 +56,11 @@ def is_gpu_claim(sentence: str) -> bool:
         return False
     if EMULATOR.search(sentence) and not GPU_NAMES.search(sentence):
         return False
-    if CITATION.search(sentence) or HYPOTHETICAL.search(sentence):
-        return False
     clause_start = max([0] + [x.end() for x in re.finditer(r"[,，;；:：]", sentence[:m.start()])])
+    clause_end = _clause_end(sentence, m.end())
+    scope = sentence[:clause_end]          # what frames the measurement comes before it or with it
+    if CITATION.search(scope) or HYPOTHETICAL.search(scope):
+        return False
     if NEGATED.search(sentence[clause_start:m.end()]):
         return False
     return bool(FIRST_PERSON.search(sentence) or OWN_MEASURE.search(m.group(0)))

@@ -170,7 +170,9 @@ def _unit(unit: Any, where: str) -> Optional[re.Pattern]:
     syns = UNITS.get(unit, unit) if isinstance(unit, str) else unit
     if isinstance(syns, str):
         raise SpecError(f"{where}: unknown unit {unit!r} (known: {', '.join(UNITS)}, or a list of paraphrases)")
-    return _group("unit", syns, where).regex
+    # a unit follows its number directly ("128b", "16 字节"): no word-start guard
+    bodies = [_paraphrase_regex(x, f"{where}").replace(r"(?<![a-z0-9_])", "", 1) for x in syns]
+    return re.compile("|".join(f"(?:{b})" for b in bodies))
 
 
 def _element(el: Any, parts: Dict[str, Part], where: str) -> Part:
