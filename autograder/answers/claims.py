@@ -101,21 +101,26 @@ def _items(sent: str, sep: re.Pattern) -> List[str]:
     return [x for x in sep.split(sent) if x.strip()]
 
 
+_ITEM_VERB = re.compile(r"是|为|会|得到|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|需要|能|可以|把|被|"
+                        r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|"
+                        r"must|needs?|has|have|does|do|turns?|produces?)\b")
 _DUN = re.compile(r"[、]")
 _COMMA = re.compile(r"[,，、]")
 _CJK_GAP = re.compile(r"[\u4e00-\u9fff][ \t]+(?=[\u4e00-\u9fff])")
 
 
 def _is_list(sent: str) -> bool:
-    """A sentence that is really a list of terms: at least three items joined by 、 (the Chinese
-    enumeration comma) or commas, three in four of them term-sized (<= 8 words) with no verb of
-    claim, or Chinese terms separated by spaces (prose never puts a space between two Chinese
-    words).  Parenthesised asides are ignored, and an enumeration inside a clause is not a list:
-    "max、exp、sum 和除法都在 FP32 里做" is prose."""
+    """A sentence that is really a list of terms: at least two 、 (the Chinese enumeration comma)
+    between items three in four of which are term-sized (<= 8 words) with no verb of claim (a
+    formula such as "rsqrtf(0) → inf" is a term); or four or more comma-separated items of at most
+    three words; or Chinese terms separated by spaces (prose never puts a space between two Chinese
+    words).  Parenthesised asides are ignored; prose clauses between commas are not items."""
     top = re.sub(r"\([^()]*\)", " ", sent)
     items = _items(top, _COMMA)
-    bare = sum(1 for x in items if units(x) <= 8 and not _PREDICATE.search(x))
-    if len(items) >= 3 and (len(_DUN.findall(top)) >= 2 or len(items) >= 4) and bare >= 0.75 * len(items):
+    bare = [x for x in items if not _ITEM_VERB.search(x)]
+    if len(_DUN.findall(top)) >= 2 and len(items) >= 3:
+        return sum(1 for x in bare if units(x) <= 8) >= 0.75 * len(items)
+    if len(items) >= 4 and len(bare) == len(items) and all(units(x) <= 3 for x in items):
         return True
     return len(_CJK_GAP.findall(top)) >= 3 and not _PREDICATE.search(top)
 

@@ -31,12 +31,13 @@ _SYMBOLS = [
     (r"\\(?:var)?epsilon\b|\b(?:var)?epsilon\b|[εϵ]", "eps"),
     (r"\\infty\b|∞", "inf"),
     (r"[−–—‒﹣]", "-"),
-    (r"\\(?:leq?|leqslant)\b|[≤⩽]", "<="),
-    (r"\\(?:geq?|geqslant)\b|[≥⩾]", ">="),
+    (r"\\(?:leq?|leqslant)\b|[≤⩽≦]", "<="),
+    (r"\\(?:geq?|geqslant)\b|[≥⩾≧]", ">="),
     (r"\\neq?\b|≠", "!="),
     (r"\\approx\b|≈|≃", "~"),
     (r"\\(?:times|cdot)\b|[×·∙⋅]", "*"),
     (r"\\(?:to|rightarrow|Rightarrow|longrightarrow|Longrightarrow|implies)\b|[⇒⟹⟶➜➔⇨]|->|=>", "→"),
+    (r"√\s*([a-z0-9_.]+)", r"sqrt(\1)"),      # √ε -> sqrt(eps) (after ε -> eps above)
     (r"√", "sqrt"),
     (r"…+|\.{3,}", "…"),
 ]
