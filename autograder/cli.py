@@ -5,6 +5,7 @@
     autograder generate ...   -> autograder.generate.main(argv)
     autograder grade ...      -> autograder.batch.main(argv)
     autograder demo ...       -> autograder.batch.demo_main(argv)
+    autograder score-answers FILE.jsonl / rubric-eval FILE.jsonl -> autograder.answers.cli
 
 ``check`` exits 0 when the notebook passes (score >= pass_score, no veto), else 1;
 2 on usage / configuration errors.
@@ -22,6 +23,8 @@ DELEGATED = {
     "generate": ("autograder.generate", "main", "solutions/ -> lessons/ through nbgrader"),
     "grade": ("autograder.batch", "main", "instructor batch grading (nbgrader autograde + rubric)"),
     "demo": ("autograder.batch", "demo_main", "grade the bundled example submissions"),
+    "score-answers": ("autograder.answers.cli", "score_answers_main", "score written answers (JSON Lines in and out)"),
+    "rubric-eval": ("autograder.answers.cli", "rubric_eval_main", "agreement of the answer scorer with human scores"),
 }
 
 
