@@ -91,11 +91,15 @@ def _out(rec, s) -> Dict[str, Any]:
     return d
 
 
+class InputError(Exception):
+    """The input file as a whole is unusable (exit 2)."""
+
+
 def _lines(path: str):
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise SystemExit(f"score-answers: cannot read {path}: {exc}")
+        raise InputError(f"cannot read {path}: {exc}") from None
     return [(n, ln) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
 
 
@@ -107,7 +111,12 @@ def score_answers_main(argv: Optional[List[str]] = None) -> int:
     a = p.parse_args(argv)
     backend = a.backend or current_backend()
     bad = 0
-    for n, raw in _lines(a.file):
+    try:
+        lines = _lines(a.file)
+    except InputError as exc:
+        print(f"score-answers: {exc}", file=sys.stderr)
+        return 2
+    for n, raw in lines:
         try:
             rec = parse_line(raw, n)
             print(json.dumps(_out(rec, score_record(rec, backend)), ensure_ascii=False))
@@ -229,7 +238,7 @@ def load_rows(path: str, backend: Optional[str]) -> List[Row]:
                 raise LineError("field 'human_score' missing or not a number")
             s = score_record(rec, backend)
         except LineError as exc:
-            raise SystemExit(f"rubric-eval: {path}:{n}: {exc}")
+            raise InputError(f"{path}:{n}: {exc}") from None
         rows.append(Row(rec, float(rec["human_score"]), s.points, s.max_points, bool(rec.get("human_veto")),
                         bool(s.vetoes), s))
     return rows
@@ -244,10 +253,30 @@ def rubric_eval_main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--pass-score", type=float, default=8.0, help="pass line of a whole submission")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     a = p.parse_args(argv)
-    fig = evaluate(load_rows(a.file, a.backend or current_backend()), a.pass_score, a.worst)
+    try:
+        fig = evaluate(load_rows(a.file, a.backend or current_backend()), a.pass_score, a.worst)
+    except InputError as exc:
+        print(f"rubric-eval: {exc}", file=sys.stderr)
+        return 2
     if a.json:
         print(json.dumps(fig, ensure_ascii=False, indent=1))
     else:
         from rich.console import Console
         _print(fig, Console(width=160))
     return 0
+
+
+COMMANDS = {"score-answers": score_answers_main, "rubric-eval": rubric_eval_main}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """``python -m autograder.answers.cli score-answers|rubric-eval FILE.jsonl ...``"""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        print(f"usage: {' | '.join(COMMANDS)} FILE.jsonl [options]", file=sys.stderr)
+        return 2
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
