@@ -277,8 +277,8 @@ def gpu_claim_vetoes(answers: Dict[str, str], backend: Optional[str]) -> List[Ve
 
 
 def answers_visible(text: str) -> str:
-    from .answers import visible_text
-    return visible_text(text or "")
+    from .answers import MAX_CHARS, seen_text
+    return seen_text(text or "")[:MAX_CHARS]
 
 
 def misconception_vetoes(item_id: str, rubric_result) -> List[Veto]:

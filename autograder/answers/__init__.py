@@ -14,6 +14,7 @@ Modules: normalise (text forms), visible (rendered text), spec (the format, comp
 """
 from __future__ import annotations
 
+import functools
 from difflib import SequenceMatcher
 from typing import Any, Dict, Optional
 
@@ -27,11 +28,18 @@ from .visible import visible_text
 
 __all__ = ["score_answer", "validate", "visible_text", "SpecError", "is_blank", "evaluate_text"]
 
+MAX_CHARS = 20_000                     # visible characters scored per answer (more goes to review)
 PLACEHOLDERS = ("youransweranswerhere", "youranswerhere", "请在此作答", "在此作答", "在这里作答", "todo")
 
 
+@functools.lru_cache(maxsize=16)
+def seen_text(text: str) -> str:
+    """What a reader sees of an answer, bounded (markdown beyond 4 x MAX_CHARS is not even rendered)."""
+    return visible_text((text or "")[:4 * MAX_CHARS])
+
+
 def is_blank(text: str) -> bool:
-    sq = squash(normalise(visible_text(text or "")))
+    sq = squash(normalise(seen_text(text or "")[:200]))
     return len(sq) < 2 or sq in PLACEHOLDERS
 
 
@@ -58,10 +66,16 @@ def evaluate_text(text: str, spec: Dict[str, Any], points: float, prompt: Option
     compiled = compile_spec(spec)
     if is_blank(text):
         return None, 0, messages.EMPTY
-    norm, copied = drop_copied(normalise(visible_text(text)), prompt or "")
+    seen = seen_text(text)
+    # no reader grades a book: the scored text is bounded (and the item goes to review), so a
+    # pasted megabyte cannot stall the grader
+    long = len(seen) > MAX_CHARS or len(text) > 4 * MAX_CHARS
+    norm, copied = drop_copied(normalise(seen[:MAX_CHARS]), prompt or "")
     if len(squash(norm)) < 2:
         return None, copied, messages.COPIED_ONLY
     out = policy.evaluate(compiled, cm.analyse(norm, normalised=True), points)
+    if long:
+        out.review = tuple(out.review) + ("too_long",)
     return out, copied, messages.item_message(out, compiled.nudge, copied)
 
 
@@ -70,7 +84,7 @@ def score_answer(text: str, spec: Dict[str, Any], points: float, *, item: str, p
     """Score one written answer; see the module docstring."""
     out, copied, message = evaluate_text(text, spec, points, prompt)
     vetoes = []
-    gpu = gpu_claim(visible_text(text or ""), backend) if out is not None else None
+    gpu = gpu_claim(seen_text(text)[:MAX_CHARS], backend) if out is not None else None
     if out is None:
         compiled = compile_spec(spec)
         return ItemScore(item=item, kind="rubric", points=0.0, max_points=float(points), message=message,

@@ -122,7 +122,25 @@ def _is_list(sent: str) -> bool:
         return sum(1 for x in bare if units(x) <= 8) >= 0.75 * len(items)
     if len(items) >= 4 and len(bare) == len(items) and all(units(x) <= 3 for x in items):
         return True
-    return len(_CJK_GAP.findall(top)) >= 3 and not _PREDICATE.search(top)
+    return _keyword_soup(top)
+
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_FUNCTION = re.compile(r"the|a|an|is|are|was|were|be|to|of|in|on|and|or|it|its|this|that|will|can|by|with|for|into|"
+                       r"from|as|each|every|which|we|you|they|not|no|has|have|at|gets?|makes?|becomes?|so|because")
+
+
+def _keyword_soup(s: str) -> bool:
+    """Terms pasted with spaces between them: Chinese runs of a few characters separated by spaces
+    (connectives such as 因为 / 所以 sprinkled in do not make it prose), or eight or more English
+    words with almost no function words."""
+    runs = _CJK_RUN.findall(s)
+    if runs and len(_CJK_GAP.findall(s)) >= 3:
+        return sum(len(r) for r in runs) / len(runs) <= 4
+    if len(re.findall(r"[=*/+<>]", s)) >= 2:          # a formula, not a term list
+        return False
+    words = [w for w in re.split(r"[\s,;:()]+", s) if re.fullmatch(r"[a-z][a-z0-9_'-]*", w)]
+    return len(words) >= 8 and sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8
 
 
 def _is_fragment(sent: str) -> bool:

@@ -11,6 +11,7 @@ REVIEW = {
     "low_confidence": "自动评分把握不大",
     "vocabulary": "满分主要靠评分要点里的术语撑起",
     "quoted_misconception": "答案引用并反驳了一个常见误解，请确认读法",
+    "too_long": "答案过长，只自动评了前 20000 个字符",
 }
 
 
@@ -35,7 +36,7 @@ def item_message(out: Outcome, nudge: str, copied: int) -> str:
     for why, ev in out.misconceptions + out.false_claims:
         parts.append(f"概念错误：「{clip(ev)}」（{why}）")
     if out.listy:
-        parts.append("只列出了术语或短语，没有用完整的句子说明因果（最多 1 分）")
+        parts.append("只列出了术语或短语（关键词堆砌），没有用完整的句子说明因果（最多 1 分）")
     elif out.term_credit:
         parts.append("提到了相关术语，但没有说清它们之间的因果关系（最多 1 分）")
     if copied:

@@ -107,14 +107,14 @@ def _names_terms(claim: Claim, text: cm.Text, cache) -> bool:
 def vocabulary_share(spec: Spec, text: cm.Text) -> float:
     """Share of the answer's words inside a match of the rubric's own paraphrases."""
     from .normalise import _jieba
-    covered = []
+    covered = bytearray(len(text.norm) + 1)
     for p in spec.term_parts:
-        covered += [(m.start(), m.end()) for m in p.regex.finditer(text.norm)]
-    words = [(w, a, b) for w, a, b in _jieba().tokenize(text.norm) if w.strip() and cm.units(w)]
+        for m in p.regex.finditer(text.norm):
+            covered[m.start():m.end()] = b"\x01" * (m.end() - m.start())
+    words = [(a, b) for w, a, b in _jieba().tokenize(text.norm) if w.strip() and cm.units(w)]
     if not words:
         return 0.0
-    inside = sum(1 for _, a, b in words if any(x < b and a < y for x, y in covered))
-    return inside / len(words)
+    return sum(1 for a, b in words if any(covered[a:b])) / len(words)
 
 
 def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
