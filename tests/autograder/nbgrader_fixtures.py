@@ -76,14 +76,13 @@ lessons:
         kind: rubric
         grade_id: q1
         rubric:
-          concepts:
-            input: {label: "输入", any: ["输入", "读取", "input"]}
-            negative_var: {label: "负方差", any: ["负", "negative"]}
-            clamp: {label: "截断", any: ["fmaxf", "截断", "clamp"]}
-          full: {concepts: 3, chains: 1}
-          partial: {concepts: 2}
-          chains:
-            - [negative_var, clamp]
+          parts:
+            input: ["输入", "读取", "input"]
+            clamp: ["fmaxf", "截断", "clamp"]
+          claims:
+            - {id: input, label: "输入", says: [[input]]}
+            - {id: negative_clamp, label: "负方差需要截断", says: [[negative, clamp], [clamp, negative]]}
+          points: {full: 2}
           nudge: "说明负方差为什么需要截断"
 """
 
