@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List
 
 from . import answers
-from .answers import normalise as _norm
+from .answers.normalise import normalise as _normalise
 
 
 @dataclass
@@ -48,7 +48,7 @@ def is_blank(text: str) -> bool:
 
 
 def normalize(text: str) -> str:
-    return _norm.normalise(text)
+    return _normalise(text)
 
 
 def score(text: str, spec: Dict[str, Any], points: float = 2, prompt: str = "") -> RubricResult:
