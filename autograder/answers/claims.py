@@ -135,9 +135,12 @@ def _keyword_soup(s: str) -> bool:
     (connectives such as 因为 / 所以 sprinkled in do not make it prose), or eight or more English
     words with almost no function words."""
     runs = _CJK_RUN.findall(s)
-    if runs and len(_CJK_GAP.findall(s)) >= 3:
+    gaps = len(_CJK_GAP.findall(s))
+    if runs and gaps >= 3 and gaps >= 0.5 * len(runs):     # most Chinese runs end at a space before another
         return sum(len(r) for r in runs) / len(runs) <= 4
     if len(re.findall(r"[=*/+<>]", s)) >= 2:          # a formula, not a term list
+        return False
+    if sum(len(r) for r in runs) >= 6:                # mixed prose: its function words are Chinese
         return False
     words = [w for w in re.split(r"[\s,;:()]+", s) if re.fullmatch(r"[a-z][a-z0-9_'-]*", w)]
     return len(words) >= 8 and sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8

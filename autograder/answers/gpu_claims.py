@@ -4,8 +4,8 @@ It reads what is claimed, sentence by sentence (normalised text):
 
 * a *measurement* — 实测 / 测得 / 跑出 / 耗时 3 ms / measured / benchmarked / profiled / ncu 显示 …;
 * on a *GPU or of performance* — a GPU name, ms / us / GB/s, 加速比, 快了 2 倍, speedup, occupancy …;
-* *the student's own*: first person (我 / 我们 / I / we / my) or an unattributed 实测 / 跑出, and no
-  citation of someone else's figures (课程 / 本课 / 表 / 文档 / llm.c / the course's table / reported);
+* *the student's own*: first person (我 / I / we …) or unattributed ("在 GPU 上测得 3 TB/s"): no citation of
+  someone else's figures (课程 / 本课 / 表 / 文档 / llm.c / the course's table / reported) before it or in its clause;
 * *asserted*: not negated (没有实测, did not measure), not hypothetical (如果 / 应该 / 预计 / would /
   should / expect), not on the CPU emulator or numpy without a GPU named.
 
@@ -29,8 +29,6 @@ CONTEXT = re.compile(
     r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|[0-9.]+\s*(?:x|倍)(?![a-z])", re.I)
 GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b", re.I)
 EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|本地(?:电脑|机器)", re.I)
-FIRST_PERSON = re.compile(r"我|我们|本人|自己|\bi\b|\bwe\b|\bmy\b|\bour\b|\bme\b", re.I)
-OWN_MEASURE = re.compile(r"实测|跑出|跑了|跑过|跑下来|实际运行|实际测|测过", re.I)   # imply the writer did it
 CITATION = re.compile(
     r"课程|本课|课上|课件|讲义|教材|表(?!示|明|达|现)|图表|文档|官方|给出|公布|发布|提供的|列出|报告(?:里|中|显示)|根据|(?<![数证])据(?!说)|"
     r"引用|参考|"
@@ -63,7 +61,7 @@ def is_gpu_claim(sentence: str) -> bool:
         return False
     if NEGATED.search(sentence[clause_start:m.end()]):
         return False
-    return bool(FIRST_PERSON.search(sentence) or OWN_MEASURE.search(m.group(0)))
+    return True                # first person, or unattributed: a measurement nobody else is credited with
 
 
 def gpu_claim(text: str, backend: Optional[str]) -> Optional[str]:
