@@ -31,6 +31,7 @@ _NEG = re.compile(
     r"\b(?:not|no|never|none|neither|nor|without|can not)\b(?! only\b)|\brather than\b|\binstead of\b|\bfails? to\b")
 _GAP_UNIT = re.compile(r"[\u4e00-\u9fff]|[a-z0-9_.]+")
 NEG_WINDOW = 3                           # words between a negation and what it negates
+_SCOPE_END = re.compile(r"时|后|则|就|才|那么|\bwhen\b|\bthen\b|\bif\b")   # "没有 eps 时 | 全零行…": scope ended
 MAX_GAP = 30                             # words between two consecutive parts of one pattern
 _COMPARED = re.compile(r"(?:比|相比|than|compared (?:to|with))\s*$")
 _BECAUSE = re.compile(r"因为|由于|是因为|原因是|源于|取决于|\bbecause\b|\bsince\b|\bdue to\b|\bas a result of\b|"
@@ -209,7 +210,7 @@ def _negation_at(s: str, start: int, clause_start: int) -> int:
     last = None
     for last in _NEG.finditer(before):
         pass
-    if last is not None and units(before[last.end():]) <= NEG_WINDOW:
+    if last is not None and units(before[last.end():]) <= NEG_WINDOW and not _SCOPE_END.search(before[last.end():]):
         return clause_start + last.start()
     return -1
 

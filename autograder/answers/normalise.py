@@ -43,6 +43,13 @@ _SYMBOLS = [
 ]
 _SYMBOL_RES = [(re.compile(p), r) for p, r in _SYMBOLS]
 
+# Course terms with a second spelling OpenCC leaves alone (Taiwan / Hong Kong usage, a common variant):
+# one spelling, so a rubric paraphrase lists each term once.
+_VARIANTS = {"规约": "归约", "共用内存": "共享内存", "共享存储器": "共享内存", "全域内存": "全局内存", "线程区块": "线程块",
+             "暂存器": "寄存器", "执行绪": "线程", "溢位": "溢出", "快取": "缓存", "位元组": "字节", "存取": "访问",
+             "频宽": "带宽", "效能": "性能"}
+_VARIANT_RE = re.compile("|".join(map(re.escape, sorted(_VARIANTS, key=len, reverse=True))))
+
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
               "八": 8, "九": 9}
 # A Chinese numeral counts only before a measure word: 三遍 -> 3遍, 十六字节 -> 16字节; 一旦 / 一致 stay.
@@ -100,7 +107,7 @@ def _strip_markdown(t: str) -> str:
     t = re.sub(r"</?(br|p|div|span|b|i|u|em|strong|sup|sub|code|pre|font|li|ul|ol|img|details|summary|mark)"
                r"(\s[^<>\n]*)?/?>", " ", t, flags=re.I)                           # tags (not static_cast<float>)
     t = t.replace("`", " ")
-    t = re.sub(r"\*\*|~~", "", t)
+    t = re.sub(r"(?<![\w*])(\*\*|~~)(?=\S)(.+?)(?<=\S)\1(?![\w*])", r"\2", t)   # **bold**, not 2**24
     t = re.sub(r"(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])", r"\1", t)        # *emphasis*, not a * b
     t = re.sub(r"(?<!\w)__([^\s_][^_\n]*?[^\s_]|[^\s_])__(?!\w)", r"\1", t)      # __bold__, not __syncthreads
     t = re.sub(r"(?m)^\s{0,3}(#{1,6}|>+|[-*+]|\d+[.)])\s+", "", t)               # headings, quotes, list markers
@@ -112,6 +119,7 @@ def normalise(text: str) -> str:
     t = _SUP_RUN.sub(lambda m: "^" + m.group(0).translate(_SUPERSCRIPT), text or "")
     t = unicodedata.normalize("NFKC", t)
     t = _opencc().convert(t)
+    t = _VARIANT_RE.sub(lambda m: _VARIANTS[m.group(0)], t)
     t = _strip_markdown(t)
     for rx, rep in _SYMBOL_RES:      # before LaTeX stripping, which would turn \epsilon into a bare word
         t = rx.sub(rep, t)

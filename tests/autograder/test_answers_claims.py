@@ -1,0 +1,120 @@
+"""autograder.answers: claims matched with direction, polarity, numbers and quotes (one small spec)."""
+from __future__ import annotations
+
+import pytest
+
+from autograder.answers import SpecError, claims as cm, spec as sp, validate
+
+SPEC = {
+    "parts": {
+        "zero_row": ["全零行", "zero row"],
+        "removed": ["不用", "去掉", "without"],
+        "mean_sub": ["减均值", "mean subtraction"],
+        "three": ["三遍", "three-pass"],
+        "welford": ["welford"],
+        "fast": ["更快", "faster"],
+    },
+    "claims": [
+        {"id": "row_nan", "says": [["zero_row", "nan"]]},
+        {"id": "no_overflow", "says": [["zero_row", "not:overflow"]]},
+        {"id": "drops_mean", "says": [["removed", "mean_sub"]]},
+        {"id": "bytes", "says": [["three", {"num": 16, "unit": "bytes"}]],
+         "contradicts": [["three", {"num_not": 16, "unit": "bytes"}]]},
+        {"id": "fp16_max", "says": [[{"num": 65504, "tol": 0.01}]]},
+        {"id": "mantissa", "says": [[{"num": 2 ** 24}]]},
+        {"id": "eps", "says": [[{"num": 1e-5}]]},
+        {"id": "welford_fast", "says": [["welford", "fast"]]},
+    ],
+}
+COMPILED = sp.compile_spec(SPEC)
+
+
+def holds(claim_id, text, which="says"):
+    claim = next(c for c in COMPILED.claims if c.id == claim_id)
+    t, cache = cm.analyse(text), {}
+    hits = [cm.find(p, t, cache, assertion=which == "contradicts") for p in getattr(claim, which)]
+    return next((h for h in hits if h), None)
+
+
+@pytest.mark.parametrize("text, found", [
+    ("全零行的输出是 NaN", True),
+    ("输出是 NaN，因为这是全零行", True),                  # reversed across "because": direction kept
+    ("NaN 出现后，全零行被跳过", False),                   # reversed without a "because": not this relation
+    ("全零行。于是输出 NaN", True),                        # the next sentence continues the first
+    ("全零行。NaN 另有原因", False),
+    ("全零行、NaN", True),                                 # in a term list it is found (it counts only as a term)
+])
+def test_direction(text, found):
+    assert bool(holds("row_nan", text)) is found
+
+
+@pytest.mark.parametrize("text, found", [
+    ("全零行不会溢出", True),
+    ("全零行会溢出", False),                               # a "not:" part must be negated
+    ("全零行不会是 NaN", False),                           # plain parts must not be
+    ("没有 eps 时全零行的输出是 NaN", True),                # a negation far before a part does not negate it
+    ("RMSNorm 不用减均值", True),                          # a negation inside the previous part belongs to it
+    ("RMSNorm 去掉了，但也不减均值", False),                # a negation between the parts negates the later one
+])
+def test_polarity(text, found):
+    claim = "no_overflow" if "溢出" in text else "drops_mean" if "均值" in text else "row_nan"
+    assert bool(holds(claim, text)) is found
+
+
+def test_comparison_object_is_not_the_subject():
+    assert holds("welford_fast", "Welford 更快")
+    assert not holds("welford_fast", "两矩法比 Welford 更快")
+    assert not holds("welford_fast", "two-pass is faster than welford")
+
+
+@pytest.mark.parametrize("text, says, contradicts", [
+    ("三遍 kernel 每元素 16 字节，朴素版 12 字节", True, False),
+    ("三遍 kernel 每元素 12 字节", False, True),
+    ("三遍：每次 4 bytes，3 读 1 写共 16 B/元素", True, True),      # policy drops this side number (test below)
+    ("three-pass: 16b per element", True, False),
+])
+def test_numbers_compared_as_numbers(text, says, contradicts):
+    assert bool(holds("bytes", text)) is says
+    assert bool(holds("bytes", text, "contradicts")) is contradicts
+
+
+@pytest.mark.parametrize("claim, text", [
+    ("fp16_max", "最大 65504"), ("fp16_max", "最大 6.5504e4"), ("fp16_max", "最大 65,504"), ("fp16_max", "约 6.55e4"),
+    ("mantissa", "2^24"), ("mantissa", "2**24"), ("mantissa", "2 的 24 次方"), ("mantissa", "16777216"),
+    ("eps", "eps = 1e-5"), ("eps", "eps = 10^-5"), ("eps", "eps = 10⁻⁵"), ("eps", "eps = 0.00001"),
+])
+def test_number_spellings(claim, text):
+    assert holds(claim, text)
+
+
+@pytest.mark.parametrize("claim, text", [("fp16_max", "最大 32768"), ("eps", "eps = 1e-8"), ("mantissa", "2^23")])
+def test_other_numbers_do_not_count(claim, text):
+    assert not holds(claim, text)
+
+
+@pytest.mark.parametrize("text, quoted", [
+    ("有人说 Welford 更快，其实不对", True),
+    ("常有人说 Welford 更快。其实相反", True),
+    ("It is a myth that Welford is faster.", True),
+    ("很多人误以为 Welford 更快", True),
+    ("Welford 更快", False),
+    ("我认为 Welford 更快", False),                        # the student's own view
+])
+def test_quoted_to_reject(text, quoted):
+    h = holds("welford_fast", text)
+    assert h is not None and h.quoted is quoted
+
+
+@pytest.mark.parametrize("bad, where", [
+    ({"claims": []}, "claims"),
+    ({"claims": [{"id": "a", "says": [["nope"]]}]}, r"claims\[0\]\.says\[0\]\[0\]: 'nope' is not one of parts"),
+    ({"claims": [{"id": "a", "says": [["nan"]], "core": True}]}, r"claims\[0\]\.core"),
+    ({"claims": [{"id": "a", "says": [[["re:(unclosed"]]]}]}, "bad regex"),
+    ({"claims": [{"id": "a", "says": [[{"num_not": 3}]]}]}, "num_not needs a unit"),
+    ({"claims": [{"id": "a", "says": [["nan"]]}], "points": {"full": 2}}, "points"),
+    ({"claims": [{"id": "a", "says": [["nan"]]}], "concepts": {}}, "concepts: unknown key"),
+    ({"claims": [{"id": "a", "says": [["nan"]]}], "misconceptions": [{"says": [["nan"]]}]}, r"misconceptions\[0\]\.why"),
+])
+def test_validate_names_the_key(bad, where):
+    with pytest.raises(SpecError, match=where):
+        validate(bad)

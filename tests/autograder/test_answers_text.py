@@ -1,0 +1,69 @@
+"""autograder.answers: what an answer is read as (normalise, visible text, sentences, term lists)."""
+from __future__ import annotations
+
+import pytest
+
+from autograder.answers import claims as cm
+from autograder.answers.normalise import normalise, sentences, tokens
+from autograder.answers.visible import visible_text
+
+
+@pytest.mark.parametrize("raw, want", [
+    ("執行緒區塊裡的暫存器溢位", ["线程", "寄存器", "溢出"]),          # Taiwan phrases, not only characters
+    ("記憶體頻寬、共用記憶體、規約", ["内存带宽", "归约"]),
+    ("ＦＰ１６　最大值　６５５０４", ["fp16 最大值 65504"]),          # full-width letters, digits, space
+    ("ε 在 √ 裡：1/√ε ≦ 316，∞ − ∞ ≠ 0", ["eps", "1/sqrt(eps) <= 316", "inf - inf != 0"]),
+    (r"$\frac{1}{\sqrt{\epsilon}}$ 且 $x \leq 10^{-5}$，$a \to b$", ["(1)/(sqrt(eps))", "x <= 10^-5", "a → b"]),
+    ("x² 和 10⁻⁵", ["x^2", "10^-5"]),
+    ("三遍 kernel 每元素十六字节，两次 launch", ["3遍", "16字节", "2次"]),
+    ("It doesn't overflow; eps is smaller than 1e-7", ["does not overflow", "eps < 1e-7"]),
+    ("2 的 24 次方", ["2^24"]),
+])
+def test_normalise(raw, want):
+    n = normalise(raw)
+    for w in want:
+        assert w in n, n
+
+
+def test_numerals_only_before_measure_words():
+    n = normalise("全零行一旦出现，一致地输出 0；一行一个 block")
+    assert "全零行" in n and "一旦" in n and "一致" in n and "1行1个 block" in n
+
+
+def test_markdown_markup_goes_identifiers_stay():
+    n = normalise("**注意**：`__syncthreads()` 之后 *再* 读 `a * b`；__重点__\n> 引用\n- 列表")
+    assert "注意" in n and "**" not in n and "__syncthreads()" in n and "a * b" in n and "重点" in n
+    assert "__重点" not in n and "> " not in n
+
+
+def test_sentences_and_course_dictionary():
+    n = normalise("方差为负。于是 rsqrt 得到 NaN！Then it spreads. v = 1.5")
+    assert [n[a:b] for a, b in sentences(n)] == ["方差为负", "于是 rsqrt 得到 nan", "then it spreads", "v = 1.5"]
+    words = tokens(normalise("合并访存让带宽利用率变高，__syncthreads 之后 warp 0 再归约"))
+    assert "合并访存" in words and "__syncthreads" in words and "归约" in words
+
+
+def test_visible_text_drops_what_a_reader_cannot_see():
+    md = ("答：全零行 **ms = 0**，$a_1 * b_2$ 得 NaN。<!-- 因为 所以 导致 根号里 -->\n"
+          "<span style=\"display:none\">eps 在根号里 → 1/sqrt(eps)</span><div hidden>inf + eps</div>"
+          "<font color=\"white\">白字关键词</font><p style=\"font-size:0\">零号字</p><script>var x;</script>"
+          "<style>p{}</style>\n\n- 第一点 `rsqrtf(ms + eps)`\n\n```cuda\nfloat v = fmaxf(var, 0.f);\n```")
+    seen = visible_text(md)
+    for gone in ("因为 所以", "根号里", "inf + eps", "白字", "零号字", "var x", "p{}", "**"):
+        assert gone not in seen, (gone, seen)
+    for kept in ("全零行 ms = 0", "$a_1 * b_2$", "第一点 rsqrtf(ms + eps)", "float v = fmaxf(var, 0.f);"):
+        assert kept in seen, (kept, seen)
+
+
+@pytest.mark.parametrize("text, listy", [
+    ("负方差、NaN、传播、fmaxf、截断", True),
+    ("关键词：全零行 / padding、rsqrtf(0) → inf、NaN、1/√ε 上界、根号内", True),     # formulas are terms too
+    ("- negative variance\n- NaN\n- propagation\n- fmaxf", True),
+    ("负 negative NaN 传播 污染 fmaxf 截断 因为 所以 导致 方差 均值 归约 共享内存", True),   # keyword soup
+    ("所以 kernel 把 FP16 先转成 FP32，max、exp、sum 跟除法都在 FP32 里做，最后写回时才转回去。", False),
+    ("三遍版本（max、sum of exp、归一化）要读 3 次 x、写 1 次 y，每元素 16 字节。", False),
+    ("v3 融合成一个 kernel，一个 warp 负责一行，mean 和 rstd 留在寄存器里，用 cg::reduce 做 warp 内归约。", False),
+    ("朴素 12 B；缓存整行 8 B。", False),                                   # terse, but numbers are claims
+])
+def test_term_lists_and_prose(text, listy):
+    assert (cm.analyse(text).listy_share >= 0.7) is listy
