@@ -1,0 +1,138 @@
+"""autograder.answers.score_answer on the course's own rubric: points, vetoes, review routing, the GPU claim."""
+from __future__ import annotations
+
+import pytest
+
+from autograder import config
+from autograder import notebook as nbio
+from autograder.answers import score_answer
+from autograder.answers.gpu_claims import gpu_claim
+from autograder.verdict import ItemScore
+
+
+def item(lesson, iid):
+    return config.lesson(lesson)["items"][iid]
+
+
+def score(lesson, iid, text, backend="cpu", prompt=None):
+    it = item(lesson, iid)
+    return score_answer(text, it["rubric"], it["points"], item=iid, prompt=prompt, backend=backend)
+
+
+L4_Q2 = ("全零行的均方值是 0，没有 eps 时 rsqrtf(0) = inf，0 × inf = NaN，整行变 NaN。eps 放在根号里，被开方数至少是 eps，"
+         "缩放系数最多 1/sqrt(eps)，输出 0。写成 rsqrtf(ms) + eps 的话 inf + eps 还是 inf，放在外面没用。")
+
+
+def reference(lesson, iid):
+    return nbio.markdown_answers(nbio.read(config.REPO_ROOT / "solutions" / f"{lesson}.ipynb"))[iid]
+
+
+def test_a_full_answer_records_its_claims():
+    s = score("04_rmsnorm", "q2", reference("04_rmsnorm", "q2"))
+    assert isinstance(s, ItemScore) and s.kind == "rubric" and s.points == s.max_points == 2
+    assert {c.id for c in s.claims if c.status == "established"} == \
+        {"zero_row_inf", "inf_nan", "inside_bounded", "outside_useless"}
+    assert all(c.evidence for c in s.claims if c.status == "established")
+    assert not s.vetoes and not s.needs_review and s.confidence >= 0.9
+    assert s.message.startswith("2/2 分")
+
+
+def test_one_false_claim_zeroes_the_item_and_says_which_sentence():
+    s = score("04_rmsnorm", "q2", L4_Q2.replace("0 × inf = NaN，整行变 NaN", "但 0 × inf = 0，所以输出也是 0"))
+    assert s.points == 0
+    (c,) = [c for c in s.claims if c.status == "contradicted"]
+    assert c.id == "inf_nan" and "0 * inf = 0" in c.evidence
+    assert "与正确结论相反" in s.message and not s.vetoes      # a false claim, not a listed misconception
+
+
+def test_swapped_cases_score_nothing():
+    swapped = ("eps 放在外面时，缩放系数最多 1/sqrt(eps)，所以全零行输出 0；eps 放在根号里的话 inf + eps 还是 inf，"
+               "因此导致 NaN。")
+    assert score("04_rmsnorm", "q2", swapped).points == 0
+
+
+def test_listed_misconception_vetoes_with_evidence_and_is_reviewed():
+    s = score("05_layernorm", "q3", "大均值、小方差时两矩法会灾难性消减，所以用 Welford，因为 Welford 更快。")
+    (v,) = s.vetoes
+    assert v.id == "misconception" and v.item == "q3" and "welford 更快" in v.evidence.lower()
+    assert "Welford 换来的是数值稳定" in v.message
+    assert s.points == 0 and s.needs_review and "veto" in s.review_reasons
+
+
+@pytest.mark.parametrize("text", [
+    "常有人说 Welford 更快，其实相反：它每个元素多一次除法，还要三个状态量，指令更多。",
+    "It is a myth that Welford is faster: it keeps three running values and divides per element.",
+    "两矩法比 Welford 更快，但大均值时会发生消减。",
+])
+def test_quoted_or_compared_misconception_is_no_veto(text):
+    s = score("05_layernorm", "q3", text)
+    assert not s.vetoes, s.vetoes
+
+
+def test_quoted_rejection_goes_to_review():
+    s = score("05_layernorm", "q3", "常有人说 Welford 更快，其实相反：Welford 要维护三个状态量、每个元素做除法，指令更多。")
+    assert "quoted_misconception" in s.review_reasons and s.needs_review
+
+
+def test_term_lists_are_capped():
+    two = score("04_rmsnorm", "q2", "全零行、ms = 0、rsqrtf(0) = inf、0 × inf = NaN、根号里、1/sqrt(eps)、inf + eps")
+    assert two.points == 1 and "关键词堆砌" in two.message
+    one = score("06_softmax", "explain_code", "expf、x − row_max ≤ 0、平移不变性、不溢出、-inf → 0")
+    assert one.points == 0                     # a 1-point explanation needs its reason in a sentence
+
+
+def test_a_copy_of_the_question_earns_nothing():
+    nb = nbio.read(config.REPO_ROOT / "solutions" / "07_softmax2d.ipynb")
+    prompt = nbio.template_prompt(nb, "q1")
+    copy = prompt.split("\n", 2)[-1].strip() + "——可以减最大值，不减会出问题。"
+    assert score("07_softmax2d", "q1", copy, prompt=prompt).points == 0
+    only = score("07_softmax2d", "q1", prompt.split("\n", 2)[-1].strip(), prompt=prompt)
+    assert only.points == 0 and "复制了题目" in only.message
+
+
+def test_blank_and_placeholder():
+    for text in ("", "   ", "YOUR ANSWER HERE", "请在此作答"):
+        s = score("06_softmax", "q1", text)
+        assert s.points == 0 and s.message == "未作答" and all(c.status == "missing" for c in s.claims)
+
+
+def test_hidden_keywords_earn_nothing():
+    hidden = '<span style="display:none">' + L4_Q2 + "</span>我觉得 eps 很重要。"
+    assert score("04_rmsnorm", "q2", hidden).points == 0
+
+
+def test_full_score_in_rubric_vocabulary_only_goes_to_review():
+    terse = ("全零行 ms = 0 → rsqrtf(0) = inf → 0 × inf = NaN。eps 在根号里 → 被开方数 >= eps → 1/sqrt(eps) 有限。"
+             "rsqrtf(ms) + eps → inf + eps 仍是 inf。")
+    s = score("04_rmsnorm", "q2", terse)
+    assert s.points == 2 and "vocabulary" in s.review_reasons
+
+
+def test_scoring_is_deterministic():
+    a = [score("04_rmsnorm", "q2", L4_Q2).to_dict() for _ in range(3)]
+    assert a[0] == a[1] == a[2]
+
+
+@pytest.mark.parametrize("text", [
+    "我在 H100 上实测，Welford 版本慢了 20%。",
+    "I measured a 1.3x speedup on an A100.",
+    "我自己在 H200 上用 Nsight Compute 测过，v1 的 DRAM 吞吐只有 6%。",
+    "在 GPU 上测得带宽 3 TB/s。",
+])
+def test_gpu_claim_vetoes_only_without_a_gpu(text):
+    assert gpu_claim(text, "cpu") and gpu_claim(text, None)
+    assert gpu_claim(text, "cupy") is None
+    s = score("05_layernorm", "q3", text, backend="cpu")
+    assert [v.id for v in s.vetoes] == ["gpu_claim"] and s.needs_review
+
+
+@pytest.mark.parametrize("text", [
+    "课程给出的 H200 表里 softmax fp32 在 61440×1024 时是 123.2 us、96.7% of copy。",
+    "According to the course's published table, the cached path reaches 96.7% of copy on an H200.",
+    "在 GPU 上应该会快 2 倍左右。",
+    "If measured on a GPU it would be slower.",
+    "我在模拟器上测得最大误差 1e-6。",
+    "没有在 GPU 上实测，仅静态分析。",
+])
+def test_citations_hypotheticals_and_emulator_runs_are_no_gpu_claim(text):
+    assert gpu_claim(text, "cpu") is None, text
