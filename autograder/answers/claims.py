@@ -53,7 +53,10 @@ _SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|m
                              r"might think|tempting")
 _REJECT = re.compile(
     r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错了|不对|并非如此|不是这样|这是误解|误解|"
-    r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b")
+    r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
+    r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
+    r"\bbut\b|\bhowever\b|\byet\b")
+_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,80})[”\"」』]")
 
 # A list item or fragment has no predicate; prose does.
 _PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|=|→|<|>|"
@@ -79,6 +82,7 @@ class Hit:
     span: Span
     evidence: str
     quoted: bool
+    at: int = 0                 # where in ``evidence`` the pattern's first part starts
 
 
 @dataclass
@@ -166,6 +170,9 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
                 out.append((a + f.start(), b))
             elif k + 1 < len(sents) and _REJECT.search(norm[sents[k + 1][0]:sents[k + 1][0] + 16]):
                 out.append((a + f.start(), b))
+        for q in _QUOTED.finditer(s):     # “X” 这种说法是错的 / "X" is a myth
+            if _REJECT.search(s[q.end():q.end() + 24]) or _FRAME.search(s[max(0, q.start() - 12):q.start()]):
+                out.append((a + q.start(), a + q.end()))
     return out
 
 
@@ -285,7 +292,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
             first = _reversed(pattern, ms, s)
         if first is None:
             continue
-        hit = Hit(span, s, text.in_quote(span.start + first))
+        hit = Hit(span, s, text.in_quote(span.start + first), first)
         if not hit.quoted:
             return hit
         quoted_hit = quoted_hit or hit

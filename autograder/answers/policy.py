@@ -124,6 +124,8 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
     for m in spec.misconceptions:
         for pat in m.says:
             h = cm.find(pat, text, cache, assertion=True)
+            if h and m.unless is not None and m.unless.regex.search(h.evidence[:h.at]):
+                continue          # "缩放到同一个最大值之后就可以直接相加" is right
             if h and not h.quoted:
                 (out.misconceptions if m.veto else out.false_claims).append((m.why, h.evidence))
                 break

@@ -19,7 +19,7 @@ from .normalise import normalise
 
 SPEC_KEYS = {"parts", "claims", "misconceptions", "points", "nudge"}
 CLAIM_KEYS = {"id", "label", "topic", "core", "says", "contradicts", "why", "asks"}
-MISCONCEPTION_KEYS = {"id", "says", "why", "veto"}
+MISCONCEPTION_KEYS = {"id", "says", "why", "veto", "unless"}
 POINTS_KEYS = {"full", "partial", "contradiction", "term_list"}
 CONTRADICTION_POLICIES = ("zero", "cancel")
 
@@ -73,6 +73,7 @@ class Misconception:
     says: Tuple[Tuple[Part, ...], ...]
     why: str
     veto: bool = True                    # false: it zeroes the item like a contradiction, without a veto
+    unless: Optional[Part] = None        # not when this comes first in the sentence ("缩放之后就可以直接相加")
 
 
 @dataclass(frozen=True)
@@ -247,8 +248,9 @@ def _compile(raw: Dict[str, Any]) -> Spec:
         _unknown(m, MISCONCEPTION_KEYS, f"{w}.")
         if not m.get("why"):
             raise SpecError(f"{w}.why: say (in Chinese) why it is wrong; it is the veto message")
+        unless = _group("unless", m["unless"], f"{w}.unless") if m.get("unless") else None
         mis.append(Misconception(m.get("id") or f"m{i}", _patterns(m.get("says"), parts, f"{w}.says", True),
-                                 m["why"], bool(m.get("veto", True))))
+                                 m["why"], bool(m.get("veto", True)), unless))
     pol = raw.get("points") or {}
     if not isinstance(pol, dict):
         raise SpecError("points: expected {full: N, partial: N, contradiction: zero|cancel, term_list: share}")
