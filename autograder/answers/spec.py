@@ -92,11 +92,11 @@ _NEG_WORD = re.compile(r"不|没|未|无(?!穷|限)|非|\bnot\b|\bno\b|\bnever\b
 
 
 def _light(syn: str) -> str:
-    """Light notation: " ?" = optional space, "s?" = optional letter, "(a|b)" = one of, "(a)?" / "(a|b)?"
+    """Light notation: " ?" = optional space, "s?" / "-?" = optional character, "(a|b)" = one of, "(a)?" / "(a|b)?"
     = optional, a space = optional spaces; everything else literal ("rsqrtf(0)", "mean(x^2)" match
     as written)."""
     out, pos = [], 0
-    for m in re.finditer(r" \?|\(([^()]*)\)(\?)?|([^\W_])\?| ", syn):
+    for m in re.finditer(r" \?|\(([^()]*)\)(\?)?|([^\s()?])\?| ", syn):
         tok = m.group(0)
         if tok.startswith("(") and "|" not in m.group(1) and not m.group(2):
             continue                      # plain parentheses: literal
