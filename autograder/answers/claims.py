@@ -49,6 +49,8 @@ _FRAME = re.compile(
     r"\bit is (?:a )?(?:common )?(?:myth|misconception|mistake|wrong|false|not true) (?:to (?:think|say) )?that\b|"
     r"\ba (?:common )?(?:myth|misconception|mistake)(?: is)?(?: that)?\b|\bcontrary to\b|\b(?:one|you) might think\b|"
     r"\bit is tempting to (?:think|say)\b|\bthe (?:claim|idea|belief) that\b|\bit is often said\b")
+_THIRD_PARTY = re.compile(r"有人|很多人|不少人|常有人|许多人|一些人|有些人|别人|有的人|有的同学|有同学|初学者|有(?:的|些)|"
+                          r"some|many|people|students|beginners")
 _SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|myth|misconception|mistake|wrong|false|not true|contrary|"
                              r"might think|tempting")
 _REJECT = re.compile(
@@ -166,8 +168,8 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
             rej = _REJECT.search(s, f.end())
             if rej:
                 out.append((a + f.start(), a + rej.start()))
-            elif _SELF_REJECTING.search(f.group(0)):
-                out.append((a + f.start(), b))
+            elif _SELF_REJECTING.search(f.group(0)) or _THIRD_PARTY.match(f.group(0)):
+                out.append((a + f.start(), b))     # "有人以为 X；…": someone else's view, reported
             elif k + 1 < len(sents) and _REJECT.search(norm[sents[k + 1][0]:sents[k + 1][0] + 16]):
                 out.append((a + f.start(), b))
         for q in _QUOTED.finditer(s):     # “X” 这种说法是错的 / "X" is a myth

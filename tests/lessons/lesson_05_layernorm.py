@@ -2,7 +2,7 @@
 that must catch it, the families and tolerance the lesson text states, and the written-answer
 cases (eps-blind answers, the three vetoing misconceptions asserted and negated).
 Proved by test_lessons.py."""
-from proof import (ALL, Fill, Lesson, full_marks, not_vetoed, partial, term_only, vetoed,
+from proof import (ALL, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed,
                    zero)
 
 RIGHT = "sq_sum / static_cast<float>(N) - mean * mean"
@@ -46,7 +46,7 @@ ANSWERS = (
     zero("q3", "这道题我觉得很有意思，以后再想。"),
     # a fluent chain "negative -> NaN -> spreads, fmaxf fixes it" that never says the outcome depends on eps
     partial("q2", "方差为负时直接 rsqrt 会得到 NaN，因为负数不能开平方根；NaN 会传播到整行输出和后续层。"
-                  "所以要用 fmaxf 把方差截断为 0。", missed="结果取决于 eps"),
+                  "所以要用 fmaxf 把方差截断为 0。", missed="eps_large_ok"),
     full_marks("q2", "It depends on eps: with eps = 1e-5, var + eps is still positive, so rsqrt is fine. "
                      "If eps <= 1e-7, var + eps < 0 and rsqrt of a negative number produces NaN, which means the "
                      "whole row becomes NaN and it propagates to later layers. Clamping with fmaxf(var, 0) keeps "
@@ -61,6 +61,22 @@ ANSWERS = (
     not_vetoed("q2", "有人以为方差不可能为负，这是错的：在 float32 里舍入会导致方差为负。"),
     not_vetoed("q2", "Some people think variance cannot be negative; in float32 rounding makes it negative, "
                      "so fmaxf is needed."),
+    full_marks("q2", "这得看 eps：eps 是 1e-5 的话 -1e-7 加上去还是正的，rsqrt 没事，就是稍微偏一点；eps 要是 1e-8 这种，"
+                     "var + eps 就小于 0 了，rsqrt 一个负数直接出 NaN，这一行每个输出都乘它，整行就都是 NaN，再往后面的层传。"
+                     "fmaxf 把方差截到 0，根号里最少是 eps，就不会 NaN 了。"),
+    full_marks("q3", "Switch to Welford when the data has a large mean and a small variance (a big mean-to-std ratio): "
+                     "E[x^2] and mean^2 are then almost equal and subtracting them cancels catastrophically. Welford only "
+                     "accumulates deviations from the running mean, so it avoids that subtraction. The cost: three state "
+                     "values (count, mean, M2) per thread, a division per element, and a reduction that shuffles three "
+                     "values and merges them with Chan's formula, so more instructions and slower."),
+    full_marks("q1", "输入：一个 block 拿一行，线程隔 256 个跳着读，相邻线程读相邻地址，读取就能合并；每个线程先在寄存器里把"
+                     "自己那几个数的和、平方和加起来。状态变化：warp 里先用 shuffle 归约，每个 warp 的 lane 0 写到 shared "
+                     "memory，同步一下，warp 0 再归约一次得到整行的和；thread 0 算 mean 和 var，var 可能因为舍入是负的，"
+                     "所以 fmaxf 一下再算 inv_std，放回 shared memory 再同步，大家就都能拿到。输出：再读一遍 x，算 "
+                     "(x - mean) * inv_std * gamma + beta 写回去，还是合并写。"),
+    stuffed("q2", "因为 eps = 1e-5 时 -1e-7 + eps 仍是负数，所以 rsqrt 得到 NaN，导致整行 NaN；fmaxf 截断以后方差也变准确了，"
+                  "因此 fmaxf 修正了精度。"),
+    not_vetoed("q3", "常有人说 Welford 更快，其实相反：它每个元素多一次除法，还要维护三个状态量。"),
 )
 
 LESSON = Lesson(

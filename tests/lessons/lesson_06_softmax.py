@@ -1,6 +1,6 @@
 """Lesson 6 (stable softmax): the blank, the wrong fill-ins and the families that must catch
 them, and the written-answer cases.  Proved by test_lessons.py."""
-from proof import ALL, NONE, Fill, Lesson, full_marks, not_vetoed, term_only, vetoed, zero
+from proof import (ALL, Fill, Lesson, NONE, full_marks, not_vetoed, stuffed, term_only, vetoed, wrong, zero)
 
 RIGHT = "expf(x - row_max)"
 
@@ -22,12 +22,14 @@ ANSWERS = (
     zero("explain_code", "减去最大值"),
     vetoed("q1", "减去最大值会改变输出，但因为这样不溢出，所以可以接受。"),
     vetoed("q1", "减去最大值是为了加速，因为 exp 的参数变小了。"),
-    vetoed("q2", "softmax 是计算受限的，因为 exp 很贵，所以流量不重要。"),
-    vetoed("q3", "整行都是 -inf 时输出为 0，因为 exp(-inf) = 0。"),
-    vetoed("q3", "fmaxf 会传播 NaN，所以 max 就是 NaN。"),
+    # false claims the lesson does not list as vetoes: 0 points, no veto
+    wrong("q2", "softmax 是计算受限的，因为 exp 很贵，所以流量不重要。"),
+    wrong("q3", "整行都是 -inf 时输出为 0，因为 exp(-inf) = 0。"),
+    wrong("q3", "fmaxf 会传播 NaN，所以 max 就是 NaN。"),
     # correct statements near the misconception patterns
+    # right, but how 1e4 becomes NaN (the question's first part) is not said: 1
     not_vetoed("q1", "减去最大值不会改变结果，因为分子分母同乘 exp(-max) 约掉；减后参数 <= 0，所以不会溢出成 inf。",
-               points=2),
+               points=1),
     not_vetoed("q3", "整行都是 -inf 时 max = -inf，-inf - (-inf) = NaN，因此整行输出 NaN（与 torch 的约定一致）；"
                      "初值为 0 会导致全负的行 0/0 = NaN。"),
     full_marks("q1", "In FP32 exp(x) overflows to inf once x exceeds about 88.7, so 1e4 inputs give inf / inf which "
@@ -41,6 +43,16 @@ ANSWERS = (
                      "-inf, the identity. If the initial value is 0, a row of -1e4 gets max = 0, every exp "
                      "underflows and 0/0 produces NaN. A NaN row: fmaxf ignores NaN but exp(NaN) makes the sum "
                      "NaN, so the whole row is NaN (torch policy)."),
+    full_marks("q2", "本课三遍的 kernel 读 3 次 x 写 1 次 y，一个元素 16 字节；朴素的读两次写一次是 12 字节；整行放片上的只读"
+                     "一次写一次，8 字节。softmax 一个元素就一次 exp，算得很少，卡在访存上，所以时间基本跟字节数成正比。"
+                     "缓存整行的代价是每个 block 占 K*4 字节的 shared memory，能同时驻留的 block 就少了，occupancy 下降。"),
+    full_marks("explain_code", "返回 expf(x - row_max)。row_max 是整行最大的，所以 x - row_max 都 <= 0，每一项都在 (0, 1] 里，"
+                               "不会溢出。分子分母都乘了同一个 exp(-row_max)，结果跟原来一样。输入是 -inf 的话 exp(-inf) = 0，"
+                               "那个位置输出 0。"),
+    stuffed("q2", "三遍 kernel 每元素 12 字节，朴素版 16 字节，缓存整行 4 字节，因为 softmax 是计算受限的，所以字节数不重要，"
+                  "导致缓存没有代价。"),
+    stuffed("q1", "因为 exp(1e4) 会下溢成 0，所以 0/0 = NaN；x - max >= 0，因此不会溢出。"),
+    not_vetoed("q1", "有人觉得减去最大值会改变 softmax 的结果，但分子分母同乘 exp(-c)，比例不变。"),
 )
 
 LESSON = Lesson("06_softmax", blanks=(RIGHT,), fills=FILLS, answers=ANSWERS)

@@ -1,7 +1,7 @@
 """Lesson 7 (Softmax2D, several kernels): the two blanks of the (max, sum) merge, the wrong
 merges and the families that must catch them, and the written-answer cases.
 Proved by test_lessons.py (also on the GPU)."""
-from proof import NONE, Fill, Lesson, not_vetoed, partial, term_only, vetoed, zero
+from proof import (Fill, Lesson, NONE, full_marks, not_vetoed, partial, stuffed, term_only, vetoed, wrong, zero)
 
 RIGHT_MAX = "fmaxf(m, m_o)"
 RIGHT_SUM = "s * __expf(m - m_new) + s_o * __expf(m_o - m_new)"
@@ -32,12 +32,27 @@ ANSWERS = (
     zero("q3", "我觉得这题要看具体情况，以后再想。"),
     partial("q1", "不减最大值时大正数会上溢成 inf，所以 inf/inf 得到 NaN。"),     # one idea with a chain
     vetoed("q1", "减去最大值是为了更快，因为 exp 的参数变小了。"),
-    vetoed("q1", "减去最大值会改变结果，所以要再加回来。"),
-    vetoed("q2", "FP32 累加可以节省带宽，因此更快。"),
+    # false claims this lesson does not list as vetoes: 0 points, no veto
+    wrong("q1", "减去最大值会改变结果，所以要再加回来。"),
+    wrong("q2", "FP32 累加可以节省带宽，因此更快。"),
     vetoed("q3", "阶段 2 把各 chunk 的部分和直接相加，因为每段都算过 exp。"),
     vetoed("explain_code", "两个部分和可以直接相加即可，因为它们都是 exp 的和。"),
+    # right, but the large-negative case the question asks about is missing: 1
     not_vetoed("q1", "减去最大值不是为了更快，而是因为分子分母同乘 exp(-c) 比例不变，"
-                     "减后指数 <= 0，所以 exp 不会溢出成 inf，也就不会出现 inf/inf = NaN。", points=2),
+                     "减后指数 <= 0，所以 exp 不会溢出成 inf，也就不会出现 inf/inf = NaN。", points=1),
+    full_marks("q2", "row_sum adds up K positive terms, so for large K the sum keeps growing, and FP16 has only 11 "
+                     "significant bits: once the sum is large, the spacing between representable numbers exceeds a single "
+                     "exp term and new terms are rounded away, so the sum stops growing. So the kernel converts FP16/BF16 "
+                     "inputs to FP32, does max, exp, sum and the division in FP32, and converts back to the input type only "
+                     "when writing the result."),
+    full_marks("explain_code", "m_new 取两边大的那个，新最大值不比任何一边小，缩放因子都 <= 1。每边的和都是按自己的最大值算的，"
+                               "基准不一样不能直接加，所以各自乘 exp(旧最大值 - 新最大值) 换到同一个新最大值上再加。这个合并满足"
+                               "结合律和交换律，所以逐元素、warp shuffle、block 归约、两阶段都能用同一个函数。"),
+    full_marks("q3", "M 小的时候一个 block 管一行，总共就 M 个 block，SM 大半都闲着，每个线程还得串着处理一大堆元素。两阶段就是"
+                     "把一行切成好几段给多个 block：第一阶段各自算自己那段的 (max, sum) 写回全局内存，第二阶段把这些部分结果"
+                     "按新的最大值缩放后合起来再归一化。代价是多一次 kernel launch，部分结果要在全局内存里来回一趟。"),
+    not_vetoed("explain_code", "两边按新最大值重新缩放到同一个基准之后，就可以直接相加了；结合律保证各级归约都能用同一个函数。"),
+    stuffed("explain_code", "m_new 取两边较小的最大值，因为基准不同，所以两个部分和可以直接相加即可，导致结合律成立。"),
 )
 
 LESSON = Lesson("07_softmax2d", blanks=(RIGHT_MAX, RIGHT_SUM), min_families=8, gpu=True,

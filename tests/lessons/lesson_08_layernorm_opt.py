@@ -2,7 +2,7 @@
 row view), the wrong fill-ins and the versions' families that must catch them, and the
 written-answer cases.  Proved by test_lessons.py (also on the GPU).  The row mapping is a
 helper shared by v3/v4/v6, so the released notebook must not show it in v4/v6 either (leak proof)."""
-from proof import Fill, Lesson, not_vetoed, partial, term_only, vetoed, zero
+from proof import (Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed, wrong, zero)
 
 RIGHT_ROW = "return blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();"
 RIGHT_VIEW = "reinterpret_cast<const float4*>(inp + (long)idx * C)"
@@ -25,12 +25,28 @@ ANSWERS = (
     zero("q1", "这个问题很复杂，取决于硬件。"),
     partial("q1", "v1 中相邻线程的地址相隔 C 个 float，所以一次请求被拆成很多事务。"),     # one idea with a chain
     vetoed("q1", "v1 慢是因为算术更多，所以要减少计算。"),
-    vetoed("q2", "拆成三个 kernel 更快，因为每个 kernel 更简单。"),
-    vetoed("q3", "block 一行总是更快，因为线程更多。"),
-    vetoed("explain_code", "只写 blockIdx.x 也可以，因为每个 block 处理一行。"),
+    # false claims the lesson does not list as vetoes: 0 points, no veto
+    wrong("q2", "拆成三个 kernel 更快，因为每个 kernel 更简单。"),
+    wrong("q3", "block 一行总是更快，因为线程更多。"),
+    wrong("explain_code", "只写 blockIdx.x 也可以，因为每个 block 处理一行。"),
     not_vetoed("q3", "block 一行并不总是更快：warp 一行只用 shuffle、不需要 __syncthreads，"
                      "所以 N 很大、C 较小时 warp 一行更好；block 一行最多 1024 线程分摊，因此适合 C 大，"
                      "代价是 shared memory 归约和 __syncthreads 等待。", points=2),
+    full_marks("q1", "In v1 each thread owns a row, so at the same instant the 32 threads of a warp read addresses C floats "
+                     "apart. Each address falls into a different memory segment, the request is split into 32 transactions "
+                     "and there is no coalescing, so most of the bandwidth is wasted. v2 gives a row to a block and loops "
+                     "i = tid; i += block_size, so neighbouring threads read neighbouring addresses and a warp's 32 loads "
+                     "coalesce into one 128-byte transaction."),
+    full_marks("q2", "拆成三个 kernel，每次发射 kernel 都有几微秒的固定开销，三个就付三次；kernel 之间只能靠全局内存传东西，"
+                     "mean 和 rstd 得先写回显存，下一个 kernel 再读回来，形状小的时候发射开销占大头。v3 融成一个 kernel "
+                     "之后，mean 和 rstd 就留在寄存器里，用 cg::reduce 在 warp 里归约，两次发射和显存来回都省了。"),
+    full_marks("q3", "Warp per row puts only 32 threads on a row, so with large C each thread runs a long serial loop, but the "
+                     "reduction is pure shuffles with no __syncthreads. When N is large and C small there are enough warps "
+                     "to fill the GPU, so warp per row wins. Block per row spreads a row over up to 1024 threads, so it suits "
+                     "very large C or small N; the price is an extra shared memory reduction level and a __syncthreads."),
+    stuffed("q1", "v1 慢是因为访存合并了但是算术更多；v2 让每个线程读连续的一段，所以访问合并，带宽更高。"),
+    stuffed("q3", "warp 一行适合 C 很大的情况，因为 shuffle 最快；block 一行适合 C 小的情况，因为 shared memory 不需要同步，"
+                  "没有额外代价。"),
 )
 
 LESSON = Lesson("08_layernorm_opt", blanks=(RIGHT_ROW, RIGHT_VIEW), min_families=8, gpu=True,

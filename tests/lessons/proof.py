@@ -16,7 +16,7 @@ from typing import Dict, Mapping, Optional, Tuple, Union
 import nbformat
 import pytest
 
-from autograder import cases, config, generate, rubric
+from autograder import answers, cases, config, generate
 from autograder import notebook as nbio
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,12 +40,12 @@ class Fill:
 
 @dataclass(frozen=True)
 class Answer:
-    """A written answer to rubric item ``item`` and what the rubric must make of it.
+    """A written answer to rubric item ``item`` and what the scorer must make of it.
 
-    kind: term_only (term_only, <= 1 point, 0 on a 1-point item), zero (0 points),
-    vetoed (a misconception is flagged), not_vetoed (none is flagged), edge (``points``
-    and/or ``missed`` only).  ``points``: exact points expected; ``missed``: a concept label
-    that must be reported missing; ``clean``: no misconception may be flagged either."""
+    kind: term_only (a term list: <= 1 point, 0 on a 1-point item), zero (0 points), stuffed (wrong claims
+    in the rubric's own vocabulary: 0 points), vetoed (a listed misconception asserted: a veto), wrong (another
+    false claim: 0 points, named, no veto), not_vetoed (no veto), edge (``points`` and/or ``missed`` only).  ``points``: exact points expected; ``missed``: a claim
+    id that must be reported missing; ``clean``: no veto either."""
     kind: str
     item: str
     text: str
@@ -62,17 +62,28 @@ def zero(item, text):
     return Answer("zero", item, text, points=0)
 
 
+def stuffed(item, text):
+    """Keyword stuffing: false claims dressed in the rubric's terms and connectives."""
+    return Answer("stuffed", item, text, points=0)
+
+
 def vetoed(item, text):
+    """A misconception the lesson's scoring rules list as a veto, asserted: a veto."""
     return Answer("vetoed", item, text)
+
+
+def wrong(item, text):
+    """A false claim the lesson does not list as a veto: 0 points, the false sentence named, no veto."""
+    return Answer("wrong", item, text, points=0)
 
 
 def not_vetoed(item, text, points=None):
     return Answer("not_vetoed", item, text, points=points)
 
 
-def full_marks(item, text, points=2):
-    """A paraphrase (often English) of the reference answer: full points and no veto."""
-    return Answer("edge", item, text, points=points, clean=True)
+def full_marks(item, text, points=None):
+    """A paraphrase of the reference answer (another language, spoken style, …): full points, no veto."""
+    return Answer("edge", item, text, points=points if points is not None else -1, clean=True)
 
 
 def partial(item, text, points=1, missed=None):
@@ -189,25 +200,26 @@ def reference_answers(lesson_id: str) -> Dict[str, str]:
 
 def score(lesson_id: str, item_id: str, text: str):
     item = config.lesson(lesson_id)["items"][item_id]
-    return rubric.score(text, item["rubric"], item["points"])
+    return answers.score_answer(text, item["rubric"], item["points"], item=item_id, backend="cpu")
 
 
 def assert_answer(spec: Lesson, a: Answer):
     res = score(spec.id, a.item, a.text)
-    max_points = config.lesson(spec.id)["items"][a.item]["points"]
     if a.kind == "term_only":
-        assert res.term_only, res.message
-        assert res.points <= 1, res.message
-        if max_points == 1:
-            assert res.points == 0, res.message   # a 1-point item needs a causal chain for its only point
+        assert res.points <= (1 if res.max_points > 1 else 0), res.message
+        assert "关键词堆砌" in res.message or not any(c.status == "established" for c in res.claims), res.message
     elif a.kind == "vetoed":
-        assert res.misconceptions, res.message
+        assert any(v.id == "misconception" for v in res.vetoes), res.message
+        assert res.needs_review
+    elif a.kind == "wrong":
+        assert not res.vetoes and ("相反" in res.message or "概念错误" in res.message), (res.vetoes, res.message)
     elif a.kind == "not_vetoed" or a.clean:
-        assert not res.misconceptions, res.misconceptions
+        assert not res.vetoes, res.vetoes
     if a.points is not None:
-        assert res.points == a.points, res.message
+        want = res.max_points if a.points == -1 else a.points
+        assert res.points == want, res.message
     if a.missed is not None:
-        assert a.missed in res.concepts_missed, res.message
+        assert a.missed in {c.id for c in res.claims if c.status == "missing"}, res.message
 
 
 # ----------------------------------------------------------------------------- notebooks

@@ -3,9 +3,10 @@ lesson tables in lesson_NN_*.py (machinery in proof.py):
 
 * code: the reference fill passes every case family; each typical wrong fill-in fails the
   family that targets it; the families (and tolerances) the lesson text states exist;
-* written answers: the solution notebook's reference answers score full marks; term-only
-  answers score <= 1; empty/off-topic answers score 0; misconceptions veto when asserted and
-  not when negated; lesson-specific edge cases (partial credit, English paraphrases);
+* written answers: the solution notebook's reference answers score full marks (no veto, no review);
+  term lists score <= 1 (0 on a 1-point item); keyword-stuffed wrong answers, empty and off-topic ones
+  score 0; misconceptions veto when asserted and not when negated or quoted to be rejected; natural
+  paraphrases (English, spoken Chinese, traditional characters) score full marks; partial credit;
 * notebooks: the released notebook blanks the answers and leaks no solution text; the solution
   notebook scores 10/10 on the CPU emulator; the released notebook runs and scores 0 for code;
   on a GPU the families and the whole notebook pass on cupy too.
@@ -67,15 +68,15 @@ def test_families_the_lesson_states_exist(spec):
 def test_reference_answer_scores_full_marks(spec, item_id):
     res = proof.score(spec.id, item_id, proof.reference_answers(spec.id)[item_id])
     assert res.points == config.lesson(spec.id)["items"][item_id]["points"], res.message
-    assert not res.misconceptions, res.misconceptions
-    assert not res.term_only
+    assert not res.vetoes and not res.needs_review, (res.vetoes, res.review_reasons)
+    assert all(c.status == "established" for c in res.claims if c.core), res.claims
 
 
 @pytest.mark.parametrize("spec, answer", proof.answer_params())
 def test_written_answer(spec, answer):
     # ids: lesson-kind-item-n; kinds: term_only (<= 1 point, 0 on a 1-point item), zero (empty or
-    # off-topic), vetoed (asserted misconception), not_vetoed (negated or contrasted one), edge
-    # (partial credit, English paraphrases) -- see proof.Answer
+    # off-topic), stuffed (false claims in the rubric's words: 0), vetoed (asserted misconception),
+    # not_vetoed (negated, quoted or contrasted one), edge (partial credit, paraphrases) -- see proof.Answer
     proof.assert_answer(spec, answer)
 
 
