@@ -134,8 +134,8 @@ def test_gpu_claims_only_without_gpu_and_not_when_negated():
 
 
 def test_misconception_veto_from_rubric_result():
-    spec = {"concepts": {"a": {"any": ["fmaxf"]}},
-            "misconceptions": [{"pattern": "fmaxf.{0,20}(更快|faster)", "why": "fmaxf 不是为了速度"}]}
+    spec = {"parts": {"clamp": ["fmaxf"]}, "claims": [{"id": "c", "says": [["clamp", "nan"]]}],
+            "misconceptions": [{"id": "speed", "says": [["clamp", ["更快", "faster"]]], "why": "fmaxf 不是为了速度"}]}
     rr = rubric.score("用 fmaxf 会更快", spec, 2)
     (v,) = vetoes.misconception_vetoes("q2", rr)
     assert v.id == "misconception" and "q2" in v.message and "fmaxf 会更快" in v.evidence
