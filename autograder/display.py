@@ -271,8 +271,12 @@ def use_cjk_font() -> Optional[str]:
     names = {f.name for f in font_manager.fontManager.ttflist}
     found = next((f for f in _CJK_FAMILIES if f in names), None)
     if found:
+        import logging
         fams = [found] + [f for f in matplotlib.rcParams["font.sans-serif"] if f != found]
         matplotlib.rcParams["font.sans-serif"] = fams
         matplotlib.rcParams["font.family"] = "sans-serif"
-        matplotlib.rcParams["axes.unicode_minus"] = False
+        matplotlib.rcParams["axes.unicode_minus"] = False     # CJK fonts often lack U+2212
+        matplotlib.rcParams["mathtext.fontset"] = "dejavusans"  # log-axis ticks (10^-2) keep their glyphs
+        # e.g. WenQuanYi Zen Hei has only weight 500: matplotlib uses it and says so on every figure
+        logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
     return found
