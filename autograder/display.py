@@ -272,11 +272,11 @@ def use_cjk_font() -> Optional[str]:
     found = next((f for f in _CJK_FAMILIES if f in names), None)
     if found:
         import logging
-        fams = [found] + [f for f in matplotlib.rcParams["font.sans-serif"] if f != found]
+        # DejaVu first, the CJK family second: matplotlib falls back glyph by glyph along the list, so Latin
+        # text, the minus sign U+2212 and mathtext tick labels (10^-2) keep DejaVu's glyphs, Chinese gets the CJK font
+        fams = ["DejaVu Sans", found] + [f for f in matplotlib.rcParams["font.sans-serif"] if f not in (found, "DejaVu Sans")]
         matplotlib.rcParams["font.sans-serif"] = fams
-        matplotlib.rcParams["font.family"] = "sans-serif"
-        matplotlib.rcParams["axes.unicode_minus"] = False     # CJK fonts often lack U+2212
-        matplotlib.rcParams["mathtext.fontset"] = "dejavusans"  # log-axis ticks (10^-2) keep their glyphs
+        matplotlib.rcParams["font.family"] = fams[:2]      # a list of families: glyph-by-glyph fallback
         # e.g. WenQuanYi Zen Hei has only weight 500: matplotlib uses it and says so on every figure
         logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
     return found
