@@ -163,13 +163,17 @@ class Lesson:
         blanks = messages.blank_problems(src)
         if blanks:
             display.show_problems("先补齐填空", blanks, src, messages.compile_advice(blanks), kind="todo")
+            self._not_compiled = None
             return None
         try:
             mod = cases.compile_sources({**self.cfg, "sources": {sid or "_": spec}}, {sid or "_": src})[sid or "_"]
         except kerr.CompileError as exc:
             problems = messages.compile_problems(exc, src)
             display.show_problems("编译失败", problems, src, messages.compile_advice(problems))
+            self._not_compiled = "编译失败（" + "；".join(
+                (f"第 {p.line} 行：" if p.line else "") + p.text for p in problems) + "）"
             return None
+        self._not_compiled = None
         if sid:
             self._modules[sid] = mod
             self._compiled[sid] = src
@@ -183,6 +187,10 @@ class Lesson:
     def require_compiled(self, fn, what: str = "kernel") -> None:
         """Raise the "先补齐填空" panel when ``fn`` (a compiled kernel) is None."""
         if fn is None:
+            why = getattr(self, "_not_compiled", None)
+            if why:     # it compiled with an error: say which, not "fill the blank"
+                raise StudentError(f"{what} 还没有编译成功——{why}。改好 CUDA 单元格后，再依次运行 CUDA 单元格和编译单元格。",
+                                   title="编译没有通过")
             raise StudentError(f"{what} 还没有编译成功：先补齐 CUDA 单元格里的填空（______），"
                                "再依次运行 CUDA 单元格和编译单元格。", title="先补齐填空")
 
