@@ -50,7 +50,7 @@ def _rows(x):
 
 
 # ----------------------------------------------------------------------------- lessons 01-03
-# 01 elementwise (GELU), 02 reduction (row_sum / row_max below serve it), 03 transpose.
+# 01 elementwise (GELU), 02 reduction (sum / max of a vector), 03 transpose.
 
 def _gelu_tanh64(x):
     x = _f64(x)
@@ -74,6 +74,19 @@ def gelu_tanh(x, y=None, n=None, ox=0, oy=0):
     with np.errstate(over="ignore", invalid="ignore"):
         out[at:at + n] = _gelu_tanh64(x[ox:ox + n])
     return out
+
+
+@reference
+def vector_sum(x):
+    """Sum of all elements, shape (1,), IEEE float64: an inf gives inf, inf and -inf give NaN, NaN gives NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.array([np.sum(_f64(x))])
+
+
+@reference
+def vector_max(x):
+    """Max of all elements, shape (1,); a NaN anywhere gives NaN (numpy / torch.max, not fmaxf)."""
+    return np.array([np.max(_f64(x))])
 
 
 @reference
