@@ -87,7 +87,7 @@ def parse_sanitizer_report(text: str, binary: str, param_names: Sequence[str]) -
         name = g.group(2)
         where = f"shared/global variable '{name}' ({g.group(1)} bytes past its end)"
     elif r or in_pad:
-        near = _nearest_array(addr, text)
+        near = _nearest_array(addr, text, size)
         if near is not None:
             i, nbytes, dist, side = near
             pname = param_names[i] if i < len(param_names) else f"argument {i}"
@@ -105,10 +105,11 @@ def parse_sanitizer_report(text: str, binary: str, param_names: Sequence[str]) -
     return info
 
 
-def _nearest_array(addr: int, text: str):
-    """``(argument, nbytes, distance, side)`` of the array argument an address outside every array is
-    nearest to: "past the end" counts from the first byte after it (0 = the next byte), "before the
-    start" from its first byte."""
+def _nearest_array(addr: int, text: str, size: int = 0):
+    """``(argument, nbytes, distance, side)`` of the array argument a bad access belongs to: the one it
+    starts in and runs off the end of (a 16-byte load at the last float), else the one it is nearest to.
+    "past the end" counts from the first byte after the array (0 = the next byte), "before the start"
+    from its first byte."""
     best = None
     for m in _ARG.finditer(text):
         i, start, nbytes = int(m.group(1)), int(m.group(2), 16), int(m.group(3))
@@ -116,6 +117,8 @@ def _nearest_array(addr: int, text: str):
             cand = (addr - start - nbytes, i, nbytes, "past the end")
         elif addr < start:
             cand = (start - addr, i, nbytes, "before the start")
+        elif addr + max(size, 1) > start + nbytes:
+            cand = (0, i, nbytes, "past the end")       # starts inside, runs off the end
         else:
             continue
         if best is None or cand[0] < best[0]:

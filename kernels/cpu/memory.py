@@ -94,10 +94,13 @@ def offset_of(allocs: Sequence[Allocation], args: Sequence, i: int) -> int:
 
 
 def _aligned_buffer(nbytes: int, pad: int) -> np.ndarray:
-    """A uint8 buffer of ``nbytes`` whose address is ``pad`` modulo ALIGN."""
+    """A uint8 buffer of ``nbytes`` whose address is ``pad`` modulo ALIGN.
+
+    It is its own allocation as far as ``allocations`` can tell (its ``.base`` is a memoryview, not
+    the larger array it is cut from), so a copy handed to memcheck is checked at its exact size."""
     raw = np.empty(nbytes + 2 * ALIGN, np.uint8)
     shift = (pad - raw.ctypes.data) % ALIGN
-    return raw[shift:shift + nbytes]
+    return np.frombuffer(raw.data[shift:shift + nbytes], np.uint8)
 
 
 def clone(args: Sequence, allocs: Optional[Sequence[Allocation]] = None):
