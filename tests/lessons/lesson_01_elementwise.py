@@ -3,7 +3,7 @@ part, `for (int i = START; i < n; i += STRIDE)`. Each typical wrong start / stri
 family that must catch it (a short stride is only wrong where it shows: in place), correct
 kernels written differently (other fills, a scalar-only kernel, a head-peeling float4
 kernel), and the written-answer cases. Proved by test_lessons.py."""
-from proof import ALL, Fill, Lesson, full_marks, not_vetoed, partial, term_only, vetoed, zero
+from proof import ALL, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed, wrong, zero
 
 START = "4 * n4 + blockIdx.x * blockDim.x + threadIdx.x"
 STRIDE = "blockDim.x * gridDim.x"
@@ -81,6 +81,11 @@ ANSWERS = (
     # half the story: the stride argument without what a short stride or a missing guard does
     partial("q1", "步长是整个 grid 的线程总数，所以每个下标只属于一个线程，恰好处理一次。"),
     vetoed("q3", "GPT-2 用 tanh 形式是因为 tanh 形式更精确，误差比 erf 小。"),
+    # the rubric's terms and connectives around false claims
+    stuffed("q3", "因为逐元素 kernel 是计算受限的，所以 GELU 的时间由运算量决定；换成更便宜的公式就会明显变快，"
+                  "融合两个 kernel 反而导致中间结果的字节更多。"),
+    # a confident false chain the lesson does not list as a veto: 0 points, the sentence named
+    wrong("q1", "步长写小了没有关系，也是正确的，因为每个元素至少被处理了一次，原地调用时也一样。"),
     vetoed("q2", "float4 可以减少读写的字节数，所以更快；对齐只是为了好看。"),
     vetoed("explain_code", "逐元素 kernel 需要 __syncthreads，否则尾部会和向量部分冲突，所以起点是 4 * n4。"),
     not_vetoed("q3", "tanh 形式并不更精确，erf 才是精确定义；GPT-2 用 tanh 是因为训练时用的就是它，"

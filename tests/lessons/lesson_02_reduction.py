@@ -5,7 +5,7 @@ branch a deadlock, a hard-coded + or fmaxf fails the other op and the NaN / inf 
 the template's own semantics (fmaxf in MaxOp swallows NaN, a 0 initial value breaks
 all-negative max), correct kernels written differently, and the written-answer cases.
 Proved by test_lessons.py."""
-from proof import ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, term_only, vetoed, zero
+from proof import ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed, wrong, zero
 
 RIGHT = "if (tid < s) smem[tid] = Op::apply(smem[tid], smem[tid + s])"
 MAX_APPLY = "return (a > b || a != a) ? a : b;"
@@ -98,7 +98,10 @@ ANSWERS = (
     vetoed("q2", "float 加法满足结合律，所以 BLOCK 不同结果完全一样，差别只是打印误差。"),
     vetoed("q2", "atomicAdd 的结果是确定的，每次都一样，因为硬件保证了原子性。"),
     vetoed("q1", "树里只需要最后一次 __syncthreads，因为 shared memory 的写入会立刻被所有线程看到。"),
-    vetoed("q3", "max 可以直接用 fmaxf 来做，因为 fmaxf 会传播 NaN。"),
+    # fmaxf swallowing NaN is taught, but not listed among the vetoes: the item scores 0
+    wrong("q3", "max 可以直接用 fmaxf 来做，因为 fmaxf 会传播 NaN。"),
+    stuffed("q2", "因为 atomicAdd 的结果是确定的，每次都一样，所以不同 BLOCK 的差别只来自打印；两阶段归约导致结果不可复现，"
+                  "代价是舍入更多。"),
     not_vetoed("q2", "有人认为 float 加法满足结合律，这是错的：每次相加都舍入，所以顺序不同结果不同。"),
     not_vetoed("q3", "atomicAdd 的结果不是确定的：加的顺序由调度决定，所以需要可复现时用两阶段。"),
     full_marks("q1", "In round s thread tid reads smem[tid + s], which another thread wrote in the previous round, so "

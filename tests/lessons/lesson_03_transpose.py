@@ -4,7 +4,7 @@ Each typical wrong line and the family that must catch it (the read phase's boun
 rectangles; no bounds: ragged shapes; the tile read by rows: every shape), correct lines
 written differently, and the written-answer cases. The counters the lesson prints are
 checked against its hand count in test_lesson03_counters.py. Proved by test_lessons.py."""
-from proof import ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, term_only, vetoed, zero
+from proof import ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed, wrong, zero
 
 RIGHT = "if (c < rows && r + j < cols) dst[(size_t)(r + j) * rows + c] = tile[threadIdx.x][threadIdx.y + j]"
 SYNC = "    __syncthreads();   // 写出去的元素是别的线程读进来的"
@@ -62,6 +62,8 @@ ANSWERS = (
     vetoed("q2", "padding 是为了对齐全局内存，让写回显存时合并。"),
     vetoed("q2", "bank conflict 发生在全局内存，因为按列读显存会冲突。"),
     vetoed("q3", "head permute 必须用 shared memory，因为它也是转置。"),
+    stuffed("q1", "因为 bank conflict 发生在全局内存，所以朴素转置的写每次请求 32 个 bank；tile 让 sector 变成 bank，"
+                  "导致合并。"),
     not_vetoed("q2", "填充不是为了全局内存的对齐，而是改变 shared memory 里的 bank 映射，所以按列读没有冲突。"),
     not_vetoed("q3", "head permute 不需要 shared memory：最内层 HS 个 float 两边都连续，所以相邻线程读写的都是连续地址。"),
     full_marks("q2", "Shared memory has 32 banks of 4 bytes and word w is in bank w mod 32. Reading tile[32][32] by column, "
