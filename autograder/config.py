@@ -125,8 +125,8 @@ def validate(data: Any) -> Dict[str, Any]:
         if not isinstance(settings[k], (int, float)) or settings[k] < 0:
             _fail(f"settings.{k}", "expected a non-negative number")
     for c in _need_list(settings["checks"], "settings.checks"):
-        if c not in ("memcheck", "racecheck"):
-            _fail("settings.checks", f"unknown check {c!r} (memcheck, racecheck)")
+        if c not in ("memcheck", "racecheck", "synccheck"):
+            _fail("settings.checks", f"unknown check {c!r} (memcheck, racecheck, synccheck)")
     lessons = _need_map(data.get("lessons") or {}, "lessons")
     for lid, entry in lessons.items():
         _validate_lesson(str(lid), entry)

@@ -49,6 +49,52 @@ def _rows(x):
     return x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1), x.shape
 
 
+# ----------------------------------------------------------------------------- lessons 01-03
+# 01 elementwise (GELU), 02 reduction (sum / max of a vector), 03 transpose.
+
+def _gelu_tanh64(x):
+    x = _f64(x)
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+@reference
+def gelu_tanh(x, y=None, n=None, ox=0, oy=0):
+    """GELU, tanh form (GPT-2, llm.c, torch ``approximate="tanh"``), elementwise.
+
+    With element offsets (a kernel given the views ``y[oy:]`` and ``x[ox:]``): the output is
+    ``y`` with ``y[oy:oy + n] = gelu(x[ox:ox + n])`` and every other element unchanged, so an
+    output pre-filled with NaN shows writes outside the view.  Without ``y`` (in place) the
+    output is ``x`` with its first ``n`` elements from ``ox`` on replaced.
+    """
+    x = _f64(x).reshape(-1)
+    ox, oy = int(ox), int(oy)
+    n = x.size - ox if n is None else int(n)
+    out = x.copy() if y is None else _f64(y).reshape(-1).copy()
+    at = ox if y is None else oy
+    with np.errstate(over="ignore", invalid="ignore"):
+        out[at:at + n] = _gelu_tanh64(x[ox:ox + n])
+    return out
+
+
+@reference
+def vector_sum(x):
+    """Sum of all elements, shape (1,), IEEE float64: an inf gives inf, inf and -inf give NaN, NaN gives NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.array([np.sum(_f64(x))])
+
+
+@reference
+def vector_max(x):
+    """Max of all elements, shape (1,); a NaN anywhere gives NaN (numpy / torch.max, not fmaxf)."""
+    return np.array([np.max(_f64(x))])
+
+
+@reference
+def transpose(x):
+    """Swap the last two axes (a batch of row-major matrices -> their transposes)."""
+    return np.swapaxes(_f64(x), -1, -2).copy()
+
+
 @reference
 def layernorm_stats(x, eps=1e-5):
     """Per-row mean and rstd = 1/sqrt(var + eps) with the population variance (two-pass)."""

@@ -47,6 +47,7 @@ _FRAME_RAW = re.compile(r"^\s*#(\d+) (0x[0-9a-f]+)\s+\((\S+)\+(0x[0-9a-f]+)\)", 
 _UBSAN = re.compile(r"(\S+?):(\d+):(\d+): runtime error: (.*)")
 _CONTEXT = re.compile(r"EMU-CONTEXT block=(\d+),(\d+),(\d+) thread=(\d+),(\d+),(\d+)")
 _ARG = re.compile(r"EMU-ARG (\d+) (0x[0-9a-f]+) (\d+)")
+_ALLOC = re.compile(r"EMU-ALLOC (\d+) (0x[0-9a-f]+) (\d+) (\d+)")
 _GLOBAL = re.compile(r"is located (\d+) bytes (?:to the right|after|to the left|before) of global variable '([^']+)'")
 _REGION = re.compile(r"is located (\d+) bytes (to the right of|after|to the left of|before) (\d+)-byte region \[(0x[0-9a-f]+),")
 
@@ -77,21 +78,22 @@ def parse_sanitizer_report(text: str, binary: str, param_names: Sequence[str]) -
     info["line"] = _first_user_line(text[asan.start():], binary)
     g = _GLOBAL.search(text)
     r = _REGION.search(text)
-    if kind == "use-after-poison":
+    # the poisoned bytes in front of an allocation (kept so it starts at its own address modulo 256)
+    in_pad = any(int(m.group(2), 16) <= addr < int(m.group(2), 16) + int(m.group(3))
+                 for m in _ALLOC.finditer(text))
+    if kind == "use-after-poison" and not in_pad:
         where = "dynamic shared memory (extern __shared__) beyond the launch's shared_mem bytes"
     elif g:
         name = g.group(2)
         where = f"shared/global variable '{name}' ({g.group(1)} bytes past its end)"
-    elif r:
-        start = int(r.group(4), 16)
-        arrays = {int(a.group(2), 16): (int(a.group(1)), int(a.group(3))) for a in _ARG.finditer(text)}
-        idx = arrays.get(start)
-        side = "before the start" if ("left" in r.group(2) or "before" in r.group(2)) else "past the end"
-        if idx is not None:
-            i, nbytes = idx
+    elif r or in_pad:
+        near = _nearest_array(addr, text, size)
+        if near is not None:
+            i, nbytes, dist, side = near
             pname = param_names[i] if i < len(param_names) else f"argument {i}"
-            where = f"array '{pname}' ({nbytes} bytes), {r.group(1)} bytes {side}"
+            where = f"array '{pname}' ({nbytes} bytes), {dist} bytes {side}"
         else:
+            side = "before the start" if ("left" in r.group(2) or "before" in r.group(2)) else "past the end"
             where = f"a {r.group(3)}-byte buffer, {r.group(1)} bytes {side}"
     elif kind == "SEGV":
         where = "an unmapped address"
@@ -101,6 +103,30 @@ def parse_sanitizer_report(text: str, binary: str, param_names: Sequence[str]) -
     info["message"] = f"out-of-bounds {verb} of {size} bytes at 0x{addr:x}: {where}"
     info["kind"] = kind
     return info
+
+
+def _nearest_array(addr: int, text: str, size: int = 0):
+    """``(argument, nbytes, distance, side)`` of the array argument a bad access belongs to: the one it
+    starts in and runs off the end of (a 16-byte load at the last float), else the one it is nearest to.
+    "past the end" counts from the first byte after the array (0 = the next byte), "before the start"
+    from its first byte."""
+    best = None
+    for m in _ARG.finditer(text):
+        i, start, nbytes = int(m.group(1)), int(m.group(2), 16), int(m.group(3))
+        if addr >= start + nbytes:
+            cand = (addr - start - nbytes, i, nbytes, "past the end")
+        elif addr < start:
+            cand = (start - addr, i, nbytes, "before the start")
+        elif addr + max(size, 1) > start + nbytes:
+            cand = (0, i, nbytes, "past the end")       # starts inside, runs off the end
+        else:
+            continue
+        if best is None or cand[0] < best[0]:
+            best = cand
+    if best is None:
+        return None
+    dist, i, nbytes, side = best
+    return i, nbytes, dist, side
 
 
 def _first_user_line(report: str, binary: str) -> Optional[int]:

@@ -16,6 +16,7 @@ import numpy as np
 from .. import _config
 from .. import errors
 from . import build as _build
+from . import memory as _memory
 from .diagnostics import addr2line, load_base, parse_sanitizer_report, user_static_objects
 
 # Launches are serialised: the runtime keeps one launch state per process.
@@ -163,8 +164,9 @@ class CpuFunction:
         arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
         # racecheck runs again on copies taken before the kernel touches anything
         # (one per alternative schedule, plus a pristine one to watch a differing element)
-        race_inputs = ([[a.copy() if isinstance(a, np.ndarray) else a for a in args]
-                        for _ in range(len(RACE_POLICIES) + 1)] if "racecheck" in checks else None)
+        # per allocation, so arguments that alias one array still do and views keep their alignment
+        race_inputs = ([_memory.clone(args) for _ in range(len(RACE_POLICIES) + 1)]
+                       if "racecheck" in checks else None)
         with _LAUNCH_LOCK:
             if "memcheck" in checks:
                 res, printed = self._launch_memcheck(cfg, args)
@@ -204,16 +206,28 @@ class CpuFunction:
         runner = self.module.runner()
         with tempfile.TemporaryDirectory(prefix="kernels-memcheck-") as tmp:
             job, out = Path(tmp) / "job.bin", Path(tmp) / "out.bin"
+            allocs = _memory.allocations(args)
             with open(job, "wb") as f:
-                f.write(b"EMUJOB1\0")
+                f.write(b"EMUJOB2\0")
                 f.write(np.int32(self.index).tobytes())
                 f.write(bytes(cfg))
+                f.write(np.int32(len(allocs)).tobytes())
+                for al in allocs:
+                    f.write(np.uint64(al.pad).tobytes())
+                    f.write(np.uint64(al.nbytes).tobytes())
+                    f.write(al.read())
                 f.write(np.int32(len(args)).tobytes())
-                for a in args:
-                    data = a.tobytes() if isinstance(a, np.ndarray) else np.asarray(a).tobytes()
-                    f.write(np.int32(1 if isinstance(a, np.ndarray) else 0).tobytes())
-                    f.write(np.uint64(len(data)).tobytes())
-                    f.write(data)
+                for i, a in enumerate(args):
+                    if isinstance(a, np.ndarray):
+                        f.write(np.int32(1).tobytes())
+                        f.write(np.int32(_memory.owner_of(allocs, i)).tobytes())
+                        f.write(np.uint64(_memory.offset_of(allocs, args, i)).tobytes())
+                        f.write(np.uint64(a.nbytes).tobytes())
+                    else:
+                        data = np.asarray(a).tobytes()
+                        f.write(np.int32(0).tobytes())
+                        f.write(np.uint64(len(data)).tobytes())
+                        f.write(data)
             env = dict(os.environ)
             env["ASAN_OPTIONS"] = ("detect_leaks=0:halt_on_error=1:abort_on_error=0:symbolize=1:"
                                    "detect_stack_use_after_return=0:allow_user_segv_handler=0:"
@@ -236,7 +250,7 @@ class CpuFunction:
                                               source_line=self._source_line(line), block=info.get("block"),
                                               thread=info.get("thread"), details=_trim_report(proc.stderr))
             blob = out.read_bytes()
-        if blob[:8] != b"EMUOUT1\0":
+        if blob[:8] != b"EMUOUT2\0":
             raise errors.KernelError("memcheck runner wrote a corrupt result file", kernel=self.name)
         pos = 8
         res = LaunchResult.from_buffer_copy(blob[pos:pos + ctypes.sizeof(LaunchResult)])
@@ -245,13 +259,11 @@ class CpuFunction:
         pos += 8
         printed = blob[pos:pos + plen]
         pos += plen
-        for a in args:
-            if isinstance(a, np.ndarray):
-                n = int(np.frombuffer(blob[pos:pos + 8], np.uint64)[0])
-                pos += 8
-                if a.flags.writeable:
-                    a.reshape(-1).view(np.uint8)[:] = np.frombuffer(blob[pos:pos + n], np.uint8)
-                pos += n
+        for al in allocs:
+            n = int(np.frombuffer(blob[pos:pos + 8], np.uint64)[0])
+            pos += 8
+            al.write(blob[pos:pos + n])
+            pos += n
         if res.code != EMU_OK and not res.line and res.pc:
             res.line = addr2line(str(runner), res.pc) or 0
         res.pc = 0   # an offset into the runner, not an address in this process
@@ -259,14 +271,14 @@ class CpuFunction:
 
     # --- racecheck ---------------------------------------------------------------
     def _racecheck(self, cfg: LaunchCfg, args: list, race_inputs: list, arrays: List[int], float_atomics: float):
-        for k, (policy, other) in enumerate(zip(RACE_POLICIES, race_inputs)):
+        for k, (policy, (other, buffers)) in enumerate(zip(RACE_POLICIES, race_inputs)):
             alt = LaunchCfg(cfg.grid, cfg.block, cfg.shared_mem, cfg.timeout_s, policy, 0)
             instrumented = k == 0
             with _LAUNCH_LOCK:
                 lib = self.module.race_lib() if instrumented else None
                 if lib is not None:
                     entry = ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
-                    shadowed = [other[j] for j in arrays]
+                    shadowed = list(buffers)   # one shadow per allocation: aliasing arguments share it
                     if sum(a.nbytes for a in shadowed) > GLOBAL_SHADOW_LIMIT_BYTES:
                         shadowed = []
                     _set_globals(lib, shadowed)
@@ -295,7 +307,7 @@ class CpuFunction:
                 first = int(diff[0]) if diff.size else 0
                 index = tuple(int(x) for x in np.unravel_index(first, a.shape)) if a.ndim > 1 else first
                 pname = self._param_names(len(args))[i]
-                accesses = self._watch_element(cfg, race_inputs[-1], i, first)
+                accesses = self._watch_element(cfg, race_inputs[-1][0], i, first)
                 writes = [h for h in accesses if h["write"]]
                 where = writes or accesses
                 line = where[0]["line"] if where else None
@@ -441,7 +453,7 @@ def _trim_report(text: str, limit: int = 4000) -> str:
     for l in text.splitlines():
         if l.startswith("Shadow bytes around"):
             break
-        if l.startswith("EMU-ARG") or " in std::" in l or " in emu::" in l or "/include/c++/" in l:
+        if l.startswith(("EMU-ARG", "EMU-ALLOC")) or " in std::" in l or " in emu::" in l or "/include/c++/" in l:
             continue
         keep.append(l)
     return "\n".join(keep)[-limit:]
