@@ -103,8 +103,8 @@ class Lesson:
         return sid
 
 
-LESSON_MODULES = ("lesson_04_rmsnorm", "lesson_05_layernorm", "lesson_06_softmax",
-                  "lesson_07_softmax2d", "lesson_08_layernorm_opt")
+# every lesson_NN_<name>.py table here, in lesson order (a new lesson adds its table, nothing else)
+LESSON_MODULES = tuple(sorted(p.stem for p in HERE.glob("lesson_[0-9][0-9]_*.py")))
 
 
 @functools.lru_cache(maxsize=None)
