@@ -138,6 +138,13 @@ class CpuModule:
         return CpuFunction(self, name, index, self.kernels.get(name), lib)
 
 
+def _aliased_copies(args: list) -> list:
+    """Copies of the launch's arrays that keep its aliasing: an array passed twice (an in-place kernel's
+    ``x`` as input and output) is one copy passed twice, so the re-runs compute what the launch computed."""
+    copies: dict = {}
+    return [copies.setdefault(id(a), a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+
+
 class CpuFunction:
     def __init__(self, module: CpuModule, name: str, index: int, params: Optional[list], lib):
         self.module = module
@@ -163,8 +170,8 @@ class CpuFunction:
         arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
         # racecheck runs again on copies taken before the kernel touches anything
         # (one per alternative schedule, plus a pristine one to watch a differing element)
-        race_inputs = ([[a.copy() if isinstance(a, np.ndarray) else a for a in args]
-                        for _ in range(len(RACE_POLICIES) + 1)] if "racecheck" in checks else None)
+        race_inputs = ([_aliased_copies(args) for _ in range(len(RACE_POLICIES) + 1)]
+                       if "racecheck" in checks else None)
         with _LAUNCH_LOCK:
             if "memcheck" in checks:
                 res, printed = self._launch_memcheck(cfg, args)
@@ -266,7 +273,7 @@ class CpuFunction:
                 lib = self.module.race_lib() if instrumented else None
                 if lib is not None:
                     entry = ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
-                    shadowed = [other[j] for j in arrays]
+                    shadowed = list({id(other[j]): other[j] for j in arrays}.values())
                     if sum(a.nbytes for a in shadowed) > GLOBAL_SHADOW_LIMIT_BYTES:
                         shadowed = []
                     _set_globals(lib, shadowed)
