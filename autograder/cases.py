@@ -188,6 +188,18 @@ class FamilyResult:
     reason: str = ""
     max_error: Optional[float] = None
     error_kind: Optional[str] = None       # kernels.errors kind, "mismatch", "unwritten", "nan", ...
+    # evidence of the failing draw (what a student needs to find the bug); JSON-safe: non-finite
+    # values are the strings "NaN" / "inf" / "-inf" (a bare NaN in a notebook output breaks JupyterLab)
+    params: Optional[Dict[str, Any]] = None    # the case's evaluated params, e.g. {"M": 3, "N": 300, "eps": 1e-05}
+    shapes: Optional[Dict[str, List[int]]] = None   # every array of the draw
+    output: Optional[str] = None               # the output compared
+    index: Optional[List[int]] = None          # first mismatching element (row-major order)
+    expected: Any = None
+    got: Any = None
+    tol: Optional[Dict[str, float]] = None     # {"atol", "rtol", "at_index": atol + rtol * |expected|}
+    mismatches: Optional[int] = None           # how many elements failed, of ``size``
+    size: Optional[int] = None
+    diagnostic: Optional[Dict[str, Any]] = None   # runtime/compile diagnostic: kind, kernel, line, source_line, block, thread
 
     def to_dict(self):
         return asdict(self)
@@ -254,9 +266,37 @@ def _fmt(x: float) -> str:
     return f"{x:.1e}"
 
 
+def json_value(x) -> Any:
+    """A float for JSON: finite as is, else "NaN" / "inf" / "-inf"."""
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _first_bad(got, want, bad, atol, rtol, name, evidence) -> None:
+    """Fill ``evidence`` with the first element of ``bad`` (row-major) and its values."""
+    flat = np.flatnonzero(bad.ravel())
+    if evidence is None or not flat.size:
+        return
+    k = int(flat[0])
+    idx = [int(i) for i in np.unravel_index(k, want.shape)] if want.ndim else []
+    w, g = float(want.ravel()[k]), float(got.ravel()[k])
+    evidence.update(output=name, index=idx, expected=json_value(w), got=json_value(g),
+                    mismatches=int(flat.size), size=int(want.size),
+                    tol={"atol": float(atol), "rtol": float(rtol),
+                         "at_index": json_value(atol + rtol * abs(w)) if math.isfinite(w) else "inf"})
+
+
 def compare(name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
-            nan_policy: str = "match", prefilled_nan: bool = False):
-    """``(ok, max_error, kind, reason_fragment)`` for one output."""
+            nan_policy: str = "match", prefilled_nan: bool = False, evidence: Optional[Dict[str, Any]] = None):
+    """``(ok, max_error, kind, reason_fragment)`` for one output.
+
+    ``evidence`` (a dict, optional) receives the first mismatching element: output, index,
+    expected, got, tol, mismatches, size.
+    """
     got = np.asarray(got, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
     if got.shape != want.shape:
@@ -268,16 +308,19 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: flo
     if nan_policy == "match":
         extra = gnan & ~wnan
         if extra.any():
+            _first_bad(got, want, extra, atol, rtol, name, evidence)
             k = int(extra.sum())
             if prefilled_nan:
                 return False, None, "unwritten", f"输出 {name} 有 {k} 个元素是 NaN（未写入，或计算出了 NaN）"
             return False, None, "nan", f"输出 {name} 有 {k} 个元素是 NaN，而参考值不是"
         missing = wnan & ~gnan
         if missing.any():
+            _first_bad(got, want, missing, atol, rtol, name, evidence)
             return False, None, "nan", f"输出 {name} 有 {int(missing.sum())} 个元素应为 NaN（按本课约定的 NaN 策略）却不是"
     both = ~(gnan | wnan)
     ginf, winf = np.isinf(got) & both, np.isinf(want) & both
     if (ginf != winf).any() or (got[ginf] != want[ginf]).any():
+        _first_bad(got, want, both & ((ginf != winf) | (ginf & (got != want))), atol, rtol, name, evidence)
         return False, None, "inf", f"输出 {name} 的 inf 位置或符号与参考值不一致"
     fin = both & ~winf
     if not fin.any():
@@ -287,17 +330,28 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: flo
     worst = int(np.argmax(err - tol))
     max_err = float(err.max())
     if err[worst] > tol[worst]:
+        bad = np.zeros(want.shape, dtype=bool)
+        bad[fin] = err > tol
+        _first_bad(got, want, bad, atol, rtol, name, evidence)
         return False, max_err, "mismatch", f"最大误差 {_fmt(max_err)} 超过容差 {_fmt(float(tol[worst]))}"
     return True, max_err, None, ""
 
 
 def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, Any],
-             rng: np.random.Generator, checks=("memcheck", "racecheck")):
-    """Run one draw of one case; returns ``(ok, max_error, kind, reason)``."""
+             rng: np.random.Generator, checks=("memcheck", "racecheck"), evidence: Optional[Dict[str, Any]] = None):
+    """Run one draw of one case; returns ``(ok, max_error, kind, reason)``.
+
+    ``evidence`` (a dict, optional) receives the draw's params and array shapes as soon as they
+    are known (so a kernel error still has them) and ``compare``'s first mismatch.
+    """
     import kernels
     ev = Evaluator(rng)
     for k, v in (case.get("params") or {}).items():
         ev.names[k] = ev(v)
+    if evidence is not None:
+        evidence["params"] = {k: (json_value(v) if isinstance(v, (float, np.floating)) else
+                                  int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else v)
+                              for k, v in ev.names.items() if isinstance(v, (int, float, bool, str, np.number))}
     knames = _choose_kernels(case["kernel"], ev)
     kspecs = [lesson["kernels"][k] for k in knames]
     # which arrays this case needs, in declaration order
@@ -323,6 +377,8 @@ def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, An
                 merged.pop("fill")
             specs[a] = merged
     host = {a: make_array(s, ev) for a, s in specs.items()}
+    if evidence is not None:
+        evidence["shapes"] = {a: [int(d) for d in h.shape] for a, h in host.items()}
     host64 = {a: to_float64(h, specs[a]["dtype"]) for a, h in host.items()}
     dev = {a: kernels.asarray(h) for a, h in host.items()}
     outputs = list(case.get("outputs") or [])
@@ -359,7 +415,7 @@ def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, An
         prefilled = "fill" in specs[o] and isinstance(specs[o]["fill"], (float, str)) and \
             str(specs[o]["fill"]).lower() == "nan"
         ok, err, kind, frag = compare(o, got, want[o], float(pol["atol"]), float(pol["rtol"]),
-                                      pol.get("nan", "match"), prefilled)
+                                      pol.get("nan", "match"), prefilled, evidence)
         if not ok:
             return False, err, kind, frag
         worst = max(worst, err or 0.0)
@@ -381,7 +437,7 @@ def run_item(lesson: Dict[str, Any], item_id: str, codes: Dict[str, str], *, see
         reason = messages.explain(exc)
         for case in item["cases"]:
             result.families.append(FamilyResult(case["family"], False, f"{prefix}「{case['family']}」失败：{reason}",
-                                                error_kind=exc.kind))
+                                                error_kind=exc.kind, diagnostic=_diagnostic(exc)))
         result.passed = False
         return result
     # one child generator per family keeps families independent of each other's draws
@@ -390,9 +446,11 @@ def run_item(lesson: Dict[str, Any], item_id: str, codes: Dict[str, str], *, see
         rng = np.random.default_rng(child)
         fam = case["family"]
         fr = FamilyResult(fam, True)
+        evidence: Dict[str, Any] = {}
         try:
             for _ in range(int(case.get("repeat", 1))):
-                ok, err, kind, frag = run_case(lesson, case, modules, rng, checks)
+                evidence.clear()
+                ok, err, kind, frag = run_case(lesson, case, modules, rng, checks, evidence)
                 fr.max_error = max(fr.max_error or 0.0, err or 0.0) if err is not None else fr.max_error
                 if not ok:
                     fr.passed, fr.error_kind, fr.reason = False, kind, f"{prefix}「{fam}」失败：{frag}"
@@ -400,12 +458,29 @@ def run_item(lesson: Dict[str, Any], item_id: str, codes: Dict[str, str], *, see
         except kerr.KernelError as exc:
             fr.passed, fr.error_kind = False, exc.kind
             fr.reason = f"{prefix}「{fam}」失败：{messages.explain(exc)}"
+            fr.diagnostic = _diagnostic(exc)
         except (ExprError, KeyError) as exc:  # rubric bug, not the learner's: say so
             fr.passed, fr.error_kind = False, "rubric"
             fr.reason = f"{prefix}「{fam}」无法运行（评分配置错误，请联系老师）：{exc}"
         except Exception as exc:
             fr.passed, fr.error_kind = False, type(exc).__name__
             fr.reason = f"{prefix}「{fam}」失败：{messages.explain(exc)}"
+        if not fr.passed:
+            for key in ("params", "shapes", "output", "index", "expected", "got", "tol", "mismatches", "size"):
+                if key in evidence:
+                    setattr(fr, key, evidence[key])
         result.families.append(fr)
         result.passed &= fr.passed
     return result
+
+
+def _diagnostic(exc) -> Dict[str, Any]:
+    """The parts of a kernels.errors exception a student-facing panel shows (no raw sanitizer output)."""
+    d = {k: v for k, v in exc.to_dict().items() if k != "details"}
+    if getattr(exc, "diagnostics", None):
+        d["diagnostics"] = [list(x) if isinstance(x, (tuple, list)) else [None, "error", str(x)]
+                            for x in exc.diagnostics][:8]
+    for k in ("block", "thread"):
+        if d.get(k) is not None:
+            d[k] = list(d[k])
+    return d
