@@ -17,29 +17,29 @@ MN_TAIL = "M、N 不是 tile 的整数倍（越界的行列只在写回时丢弃
 ONE = "1 × 1 × 1（分块 kernel）"
 
 
-def wrong(fill, expect):
+def wrong_fill(fill, expect):
     return Fill(fill, {RIGHT: fill}, expect)
 
 
 FILLS = (
     # no bounds check: aligned shapes pass (no tail), every tail reads past the end (memcheck)
-    wrong("X[(long)gr * C + gc]", {"code_normal": {ALIGNED: True, REG_ALIGNED: True},
+    wrong_fill("X[(long)gr * C + gc]", {"code_normal": {ALIGNED: True, REG_ALIGNED: True},
                                    "code_boundary": {K_TAIL: False, K_TAIL_REG: False, MN_TAIL: False, ONE: False}}),
     # only the row checked: the K tail of A reads the next row (times B's zero rows: the sum is right),
     # but the last row's columns past the end are out of bounds
-    wrong("gr < R ? X[(long)gr * C + gc] : 0.0f", {"code_boundary": {MN_TAIL: False, K_TAIL: False}}),
+    wrong_fill("gr < R ? X[(long)gr * C + gc] : 0.0f", {"code_boundary": {MN_TAIL: False, K_TAIL: False}}),
     # clamping to the last row/column instead of 0: in bounds, but the K tail adds duplicated products
-    wrong("X[(long)min(gr, R - 1) * C + min(gc, C - 1)]",
+    wrong_fill("X[(long)min(gr, R - 1) * C + min(gc, C - 1)]",
           {"code_normal": {ALIGNED: True}, "code_boundary": {K_TAIL: False, K_TAIL_REG: False}}),
     # padding with 1 instead of 0: every padded k adds 1 * 1
-    wrong("(gr < R && gc < C) ? X[(long)gr * C + gc] : 1.0f",
+    wrong_fill("(gr < R && gc < C) ? X[(long)gr * C + gc] : 1.0f",
           {"code_normal": {ALIGNED: True}, "code_boundary": {K_TAIL: False, K_TAIL_REG: False, MN_TAIL: True}}),
     # stride of the other dimension: right only on square matrices
-    wrong("(gr < R && gc < C) ? X[(long)gr * R + gc] : 0.0f", {"code_normal": {NON_SQUARE: False}}),
+    wrong_fill("(gr < R && gc < C) ? X[(long)gr * R + gc] : 0.0f", {"code_normal": {NON_SQUARE: False}}),
     # off by one in the guard
-    wrong("(gr <= R && gc <= C) ? X[(long)gr * C + gc] : 0.0f", {"code_boundary": {MN_TAIL: False, ONE: False}}),
+    wrong_fill("(gr <= R && gc <= C) ? X[(long)gr * C + gc] : 0.0f", {"code_boundary": {MN_TAIL: False, ONE: False}}),
     # rows and columns of the guard swapped
-    wrong("(gr < C && gc < R) ? X[(long)gr * C + gc] : 0.0f", {"code_normal": {NON_SQUARE: False}}),
+    wrong_fill("(gr < C && gc < R) ? X[(long)gr * C + gc] : 0.0f", {"code_normal": {NON_SQUARE: False}}),
     # correct fills written the way other students write them
     Fill("other_style_if_inverted", {RIGHT: "(gr >= R || gc >= C) ? 0.f : X[gr * (size_t)C + gc]"},
          {"code_normal": ALL, "code_boundary": ALL}),
