@@ -2,8 +2,8 @@
 family each must fail (tails caught by memcheck or by a wrong K sum, strides by a non-square
 shape), correct fills written differently, and the written-answer cases.
 Proved by test_lessons.py (also on the GPU)."""
-from proof import (ALL, Fill, Lesson, full_marks, not_vetoed, partial, term_only, vetoed,
-                   zero)
+from proof import (ALL, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed,
+                   wrong, zero)
 
 RIGHT = "(gr < R && gc < C) ? X[(long)gr * C + gc] : 0.0f"
 
@@ -69,9 +69,21 @@ ANSWERS = (
     vetoed("q1", "shared memory 分块减少了乘加次数，所以比朴素 kernel 快。"),
     vetoed("q2", "Register blocking is faster because tiling reduces the number of FLOPs each thread performs."),
     vetoed("q3", "M、N 方向越界读没关系，因为结果会在写回时被丢掉，所以 load_tile 可以不判断。"),
-    vetoed("q3", "K 方向的尾部不需要补 0，因为最后写回时会判断 r < M。"),
     not_vetoed("q1", "分块并没有减少乘加次数，运算量仍是 2MNK，减少的是从全局内存读取的字节数。"),
     not_vetoed("q3", "有人以为越界读没关系，其实越界读本身就是错误，即使结果碰巧对。"),
+    stuffed("q1", "因为朴素 kernel 的算术强度很高，远高于脊点，所以它受计算限制；shared memory 分块减少了运算量，因此流量降为 1/T、强度提高 T 倍。"),
+    stuffed("q3", "K 方向尾部的元素不参与点积求和，所以 K 方向不需要补 0；M、N 方向越界读没关系，因为写回时会丢弃，所以不判断也可以。"),
+    wrong("q3", "K 方向的尾部不需要补 0，因为最后写回时会判断 r < M。"),
+    full_marks("q1", "朴素 GEMM 每算一次乘加都得去显存拿一个 A 一个 B，一共 8 个字节，也就 0.25 FLOP/B 的算术强度，比 H200 的脊点低太多了，"
+                     "所以它是被带宽卡住的，算力闲着；而且同一个数被好多线程反复读，根本没复用。换成 shared memory 分块以后，"
+                     "一个 block 先把 T×T 的小块搬进来一次，块里的线程共用 T 次，于是全局流量变成原来的 1/T，强度涨 T 倍，16×16 时大概是 4，"
+                     "运算量还是 2MNK 没变。"),
+    full_marks("q2", "With shared-memory tiling alone every FMA still reads two values from shared memory, so shared-memory "
+                     "bandwidth and load instructions become the bottleneck. Register blocking keeps a TM x TN tile of "
+                     "accumulators in registers and does an outer product: per k it loads TM + TN values and does TM x TN "
+                     "FMAs, so with 4 x 4 it needs only 0.5 shared loads per FMA. The cost is more registers per thread and "
+                     "more shared memory per block, which means fewer resident warps (lower occupancy), and big tiles waste "
+                     "work on small matrices."),
 )
 
 LESSON = Lesson("09_gemm", blanks=(RIGHT,), released_text=("tile[r][c] = ______;",), min_families=5, gpu=True,

@@ -1,8 +1,8 @@
 """Lesson 10 (FlashAttention forward): the wrong fills of the online merge's two exponentials
 (alpha for the old state, p for the new tile) and the family each must fail, correct fills written
 differently, and the written-answer cases. Proved by test_lessons.py (also on the GPU)."""
-from proof import (ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, term_only, vetoed,
-                   zero)
+from proof import (ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed,
+                   wrong, zero)
 
 ALPHA = "__expf(m - base)"
 P = "__expf(s[j] - base)"
@@ -62,6 +62,12 @@ ANSWERS = (
     vetoed("explain_code", "各 tile 的和直接相加即可，alpha 只是为了让数值小一点，所以只缩放 l 就够了，acc 不用缩放。"),
     not_vetoed("q1", "有人说 FlashAttention 是近似，这是错的：在线合并与整行 softmax 完全相同。"),
     not_vetoed("q2", "FlashAttention 不是近似算法，它和标准实现的 FLOP 一样，快是因为不再读写 S 和 P。"),
+    stuffed("q1", "因为 FlashAttention 是一种近似算法，所以每个 tile 的和可以直接相加，不用重新缩放，最后 O = acc / l。"),
+    wrong("q3", "整块被屏蔽的 tile 不会出问题，因为 exp(-inf - (-inf)) = 0，所以不需要特殊处理。"),
+    full_marks("q1", "每一行在寄存器里只记三样东西：当前最大分数 m、以 m 为基准的指数和 l、以 m 为基准加权的 V 之和 acc，"
+                     "每个 tile 的分数一算完就合并进去然后扔掉，所以用不着把 S 或 P 写进显存。新 tile 来了就先取 m_new = max(m, tile_max)，"
+                     "旧的 l 和 acc 都乘上 alpha = exp(m - m_new) 换到新基准，再把 p_j = exp(s_j - m_new) 和 p_j*v_j 加上去；"
+                     "全部扫完以后 O = acc / l，lse = m + log(l)。这样算出来和整行 softmax 完全一样，是精确的。"),
 )
 
 LESSON = Lesson("10_flash_attention", blanks=(ALPHA, P), released_text=("float alpha = ______;", "float p = ______;"),

@@ -1,8 +1,8 @@
 """Lesson 11 (RoPE): the wrong channel pairings of pair_channels and the family each must fail (layouts
 swapped, overlapping pairs caught by racecheck, a partner in the next head), correct pairings written
 differently, and the written-answer cases. Proved by test_lessons.py (also on the GPU)."""
-from proof import (ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, term_only, vetoed,
-                   zero)
+from proof import (ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed,
+                   wrong, zero)
 
 C0 = "interleaved ? 2 * p : p"
 C1 = "interleaved ? 2 * p + 1 : p + D / 2"
@@ -55,6 +55,14 @@ ANSWERS = (
     vetoed("q2", "FP32 计算角度在任何位置都足够精确，所以大位置不会有问题。"),
     not_vetoed("q1", "有人以为两种布局结果一样，其实不对：换布局后旋转作用在没配对过的通道上，注意力分数改变。"),
     not_vetoed("q2", "旋转不会改变向量的长度，但 FP32 的角度在大位置上有误差。"),
+    stuffed("q1", "交错布局和半分布局没有区别，结果一样，所以两种布局可以混用，因为 RoPE 只依赖相对位置，不会报错。"),
+    wrong("q2", "FP32 的 pos × θ 误差不随位置增长，因为 cos 和 sin 是周期函数，所以位置 1e5 时误差仍是 6e-8。"),
+    full_marks("q2", "Because the angle pos × θ grows with the position and FP32 only has 24 significant bits, the spacing "
+                     "(ulp) near a large angle is large: at position 1e5 the angle is about 1e5 and its ulp is about 0.0078, "
+                     "so the angle error is around 5e-3 and cos/sin are off by a few 1e-3; the error grows proportionally "
+                     "with the position, so q and k get rotated by a slightly wrong angle and the attention scores carry a "
+                     "systematic error. Fix: compute the angle in double and store the cos/sin cache in FP32, or reduce the "
+                     "angle modulo 2π in integer/double before converting."),
 )
 
 LESSON = Lesson("11_rope", blanks=(C0, C1), released_text=("c0 = ______;", "c1 = ______;"), min_families=6, gpu=True,

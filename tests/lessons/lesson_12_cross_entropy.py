@@ -1,8 +1,8 @@
 """Lesson 12 (fused cross-entropy): the wrong log-sum-exp and gradient fills and the family each must
 fail (the max not added back, the one-hot or dloss forgotten, an unnormalised or overflowing softmax),
 correct fills written differently, and the written-answer cases. Proved by test_lessons.py (also on the GPU)."""
-from proof import (ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, term_only, vetoed,
-                   zero)
+from proof import (ALL, NONE, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed,
+                   wrong, zero)
 
 LSE = "m + __logf(s)"
 GRAD = "(__expf(x[v] - lse) - (v == t ? 1.0f : 0.0f)) * grad_scale"
@@ -60,6 +60,12 @@ ANSWERS = (
     vetoed("q2", "ignore_index 的行也要计入平均，所以 grad_scale = 1/N。"),
     not_vetoed("q3", "梯度不需要单独写出概率，因为 p = exp(z - lse) 可以在第二遍现算。"),
     not_vetoed("q2", "ignore_index 的行不计入平均，分母是有效行数。"),
+    stuffed("q3", "反向必须先把概率写进显存，因为梯度要用 softmax；所以融合只是省了一次 launch，流量没有减少。"),
+    wrong("q2", "grad_scale 应该是 1/N，因为 ignore_index 的行梯度本来就是 0，分母用总行数也一样。"),
+    full_marks("q1", "直接算 log(sum(exp(z))) 的话，logit 一超过 88.7 左右 exp 就溢出成 inf，loss 直接变成 inf；"
+                     "先算 softmax 再取 -log p_t 也不行，目标的概率很小时 p_t 会下溢成 0，-log 0 又是 inf。"
+                     "先减去行最大值 m，求和里最大的那项就是 exp(0) = 1，和至少为 1，不会溢出，log 也有限，"
+                     "所以 loss = m + log(s) - z_t 就算 p_t 下溢了也照样是个正确的有限数。"),
 )
 
 LESSON = Lesson("12_cross_entropy", blanks=(LSE, GRAD), released_text=("float lse = ______;", "g[v] = ______;"),
