@@ -31,19 +31,12 @@ FILLS = (
     # clamping to the last row/column instead of 0: in bounds, but the K tail adds duplicated products
     wrong_fill("X[(long)min(gr, R - 1) * C + min(gc, C - 1)]",
           {"code_normal": {ALIGNED: True}, "code_boundary": {K_TAIL: False, K_TAIL_REG: False}}),
-    # padding with 1 instead of 0: every padded k adds 1 * 1
-    wrong_fill("(gr < R && gc < C) ? X[(long)gr * C + gc] : 1.0f",
-          {"code_normal": {ALIGNED: True}, "code_boundary": {K_TAIL: False, K_TAIL_REG: False, MN_TAIL: True}}),
+    # off by one in the guard: reads one past the end (memcheck; on a GPU the read goes unseen)
+    wrong_fill("(gr <= R && gc <= C) ? X[(long)gr * C + gc] : 0.0f", {"code_boundary": {MN_TAIL: False, ONE: False}}),
     # stride of the other dimension: right only on square matrices
     wrong_fill("(gr < R && gc < C) ? X[(long)gr * R + gc] : 0.0f", {"code_normal": {NON_SQUARE: False}}),
-    # off by one in the guard
-    wrong_fill("(gr <= R && gc <= C) ? X[(long)gr * C + gc] : 0.0f", {"code_boundary": {MN_TAIL: False, ONE: False}}),
-    # rows and columns of the guard swapped
-    wrong_fill("(gr < C && gc < R) ? X[(long)gr * C + gc] : 0.0f", {"code_normal": {NON_SQUARE: False}}),
     # correct fills written the way other students write them
     Fill("other_style_if_inverted", {RIGHT: "(gr >= R || gc >= C) ? 0.f : X[gr * (size_t)C + gc]"},
-         {"code_normal": ALL, "code_boundary": ALL}),
-    Fill("other_style_ldg", {RIGHT: "(gr < R && gc < C) ? __ldg(&X[gr * C + gc]) : 0"},
          {"code_normal": ALL, "code_boundary": ALL}),
     Fill("other_style_pointer", {RIGHT: "(gc < C && gr < R) ? *(X + (long)gr * C + gc) : float(0)"},
          {"code_normal": ALL, "code_boundary": ALL}),

@@ -28,17 +28,12 @@ FILLS = (
          {"code_normal": NONE, "code_boundary": {SINGLE_TILE: True, EQUAL: True, MASKED_TILE: False}}),
     # the new tile's weights on its own base, the old state on another
     Fill("p_on_tile_max", {P: "__expf(s[j] - tile_max)"}, {"code_normal": {LONG: False}, "code_boundary": {SINGLE_TILE: True}}),
-    # the old max as base: exp(s - (-inf)) = inf on the first tile
-    Fill("p_on_old_max", {P: "__expf(s[j] - m)"}, {"code_normal": NONE, "code_boundary": {T1: False}}),
-    Fill("alpha_inverted", {ALPHA: "__expf(base - m)"}, {"code_normal": NONE}),
     # no max at all: O is right for small logits (the base cancels in acc / l), lse is not; large logits overflow
     Fill("no_max_subtraction", {ALPHA: "1.0f", P: "__expf(s[j])"},
          {"code_normal": {ALIGNED: False}, "code_boundary": {BIG_LOGITS: False}}),
     # correct fills written the way other students write them
     Fill("other_style_guarded", {ALPHA: "(m == neg_inf() ? 0.0f : __expf(m - m_new))",
                                  P: "(s[j] == neg_inf() ? 0.0f : __expf(s[j] - m_new))"},
-         {"code_normal": ALL, "code_boundary": ALL}),
-    Fill("other_style_expf", {ALPHA: "expf(m - base)", P: "expf(s[j] - base)"},
          {"code_normal": ALL, "code_boundary": ALL}),
     Fill("other_style_exp2", {ALPHA: "exp2f((m - base) * 1.4426950408889634f)", P: "exp2f(1.4426950408889634f * (s[j] - base))"},
          {"code_normal": ALL, "code_boundary": ALL}),

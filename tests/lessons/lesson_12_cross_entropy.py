@@ -19,7 +19,6 @@ INPLACE = "原地：梯度覆盖 logits（llm.c 的做法）"
 FILLS = (
     # the subtracted max never added back: right only where the row max is 0
     Fill("lse_without_max", {LSE: "__logf(s)"}, {"code_normal": NONE, "code_boundary": {ALL_IGNORED: True, BIG: False}}),
-    Fill("lse_without_log", {LSE: "m + s"}, {"code_normal": NONE, "code_boundary": {V1: False}}),
     # softmax only: the -1 at the target is missing (V = 1 should give a zero gradient)
     Fill("no_onehot", {GRAD: "__expf(x[v] - lse) * grad_scale"},
          {"code_normal": NONE, "code_boundary": {ALL_IGNORED: True, V1: False, INPLACE: False}}),
@@ -31,11 +30,8 @@ FILLS = (
     # exp(x) / exp(lse): the same number until exp overflows
     Fill("overflowing_softmax", {GRAD: "(__expf(x[v]) / __expf(lse) - (v == t ? 1.0f : 0.0f)) * grad_scale"},
          {"code_normal": {GENERAL: True}, "code_boundary": {BIG: False, IGNORED: True}}),
-    Fill("onehot_sign", {GRAD: "(__expf(x[v] - lse) + (v == t ? 1.0f : 0.0f)) * grad_scale"}, {"code_normal": NONE}),
     # correct fills written the way other students write them
     Fill("other_style_divide_by_s", {LSE: "__logf(s) + m", GRAD: "(__expf(x[v] - m) / s - (float)(v == t)) * grad_scale"},
-         {"code_normal": ALL, "code_boundary": ALL}),
-    Fill("other_style_logf_expf", {LSE: "m + logf(s)", GRAD: "grad_scale * (expf(x[v] - lse) - (v == t))"},
          {"code_normal": ALL, "code_boundary": ALL}),
     Fill("other_style_overloaded_log", {LSE: "m + log(s)", GRAD: "grad_scale * exp(x[v] - lse) - (v == t ? grad_scale : 0.0f)"},
          {"code_normal": ALL, "code_boundary": ALL}),
