@@ -268,3 +268,90 @@ def as_outputs(result, outputs) -> Dict[str, np.ndarray]:
     if len(outputs) != 1:
         raise ValueError(f"reference returned one array but the case compares {outputs}")
     return {outputs[0]: _f64(result)}
+
+
+# ----------------------------------------------------------------------------- lessons 09-12
+# GEMM, causal attention, RoPE and fused cross-entropy (LESSONS, issue 20).
+
+@reference
+def matmul(A, B):
+    """C = A @ B (row-major 2-D arrays)."""
+    return _f64(A) @ _f64(B)
+
+
+@reference
+def causal_attention(Q, K, V, scale=None):
+    """Single-head causal attention: ``{O, lse}``; row i attends to keys j <= i.
+
+    ``lse[i]`` = log sum_j exp(scale * q_i . k_j) over the visible keys (what a
+    FlashAttention forward keeps for the backward pass).  ``scale`` defaults to
+    1 / sqrt(head dim).
+    """
+    q, k, v = _f64(Q), _f64(K), _f64(V)
+    T, D = q.shape
+    s = (q @ k.T) * (1.0 / np.sqrt(D) if scale is None else float(scale))
+    s[np.triu(np.ones((T, T), dtype=bool), 1)] = -np.inf
+    m = s.max(axis=1, keepdims=True)
+    p = np.exp(s - m)
+    l = p.sum(axis=1, keepdims=True)
+    return {"O": (p @ v) / l, "lse": (m + np.log(l))[:, 0]}
+
+
+@reference
+def rope(x, pos, base=10000.0, interleaved=1):
+    """Rotary position embedding of ``x[T, H, D]`` (or ``[T, D]``) at positions ``pos[T]``.
+
+    Pair p of a head vector, angle pos * base^(-2p/D), is rotated (x0, x1) ->
+    (x0 cos - x1 sin, x0 sin + x1 cos).  ``interleaved`` nonzero: pairs (2p, 2p+1)
+    (GPT-J / Meta LLaMA); zero: pairs (p, p + D/2) (GPT-NeoX / Hugging Face rotate_half).
+    Angles are computed in float64 from the integer positions.
+    """
+    a = _f64(x)
+    shape = a.shape
+    a = a.reshape(shape[0], -1, shape[-1])
+    D = shape[-1]
+    half = D // 2
+    theta = float(base) ** (-2.0 * np.arange(half) / D)
+    ang = np.asarray(pos, dtype=np.float64).reshape(-1)[:, None] * theta[None, :]
+    c, s = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+    if int(interleaved):
+        i0, i1 = 2 * np.arange(half), 2 * np.arange(half) + 1
+    else:
+        i0, i1 = np.arange(half), np.arange(half) + half
+    y = a.copy()
+    y[..., i0] = a[..., i0] * c - a[..., i1] * s
+    y[..., i1] = a[..., i0] * s + a[..., i1] * c
+    return y.reshape(shape)
+
+
+@reference
+def cross_entropy(logits, targets, grad_scale=1.0, ignore_index=-100):
+    """Fused softmax + cross-entropy forward and backward per row of ``logits[N, V]``.
+
+    ``{losses, dlogits}``: losses[n] = logsumexp(logits[n]) - logits[n, t];
+    dlogits[n] = (softmax(logits[n]) - onehot(t)) * grad_scale.  Rows whose target
+    is ``ignore_index`` have loss 0 and gradient 0.
+    """
+    x = _f64(logits)
+    t = np.asarray(targets).astype(np.int64).reshape(-1)
+    N, V = x.shape
+    losses = np.zeros(N)
+    grad = np.zeros_like(x)
+    for n in range(N):
+        if t[n] == int(ignore_index):
+            continue
+        m = x[n].max()
+        e = np.exp(x[n] - m)
+        lse = m + np.log(e.sum())
+        losses[n] = lse - x[n, t[n]]
+        grad[n] = np.exp(x[n] - lse)
+        grad[n, t[n]] -= 1.0
+        grad[n] *= float(grad_scale)
+    return {"losses": losses, "dlogits": grad}
+
+
+@reference
+def cross_entropy_inplace(logits, targets, grad_scale=1.0, ignore_index=-100):
+    """``cross_entropy`` for a kernel that writes the gradient over its logits: ``{logits, losses}``."""
+    r = cross_entropy(logits, targets, grad_scale, ignore_index)
+    return {"logits": r["dlogits"], "losses": r["losses"]}
