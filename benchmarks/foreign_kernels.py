@@ -91,7 +91,7 @@ def run_case(corpus, case, files, modules):
                 problems.append(p)
         for key, w in want.items():
             idx, sel = (key if isinstance(key, tuple) else (key, None))
-            g = got[idx] if sel is None else np.asarray(got[idx]).reshape(-1)[sel]
+            g = got[idx] if sel is None else np.asarray(got[idx]).reshape(-1)[sel[0]:sel[1]]
             p = _compare(case, idx, g, w)
             if p:
                 problems.append(p)

@@ -80,7 +80,7 @@ class Case:
     source: str                        # Source.id
     launches: List[Launch]
     make: Callable[[np.random.Generator], list]            # buffers (numpy arrays and scalars)
-    ref: Optional[Callable[[list], dict]] = None           # {index or (index, slice): expected}, from the inputs
+    ref: Optional[Callable[[list], dict]] = None           # {index or (index, (lo, hi)): expected}, from the inputs
     rtol: float = 1e-4
     atol: float = 1e-5
     bf16: Tuple[int, ...] = ()         # buffer indices holding bf16 bits (uint16): compared as float
