@@ -37,7 +37,7 @@ def _red(c: Corpus) -> None:
             x = a[0].astype(np.float64)
             nb = cdiv(n, per_block)
             sums = np.add.reduceat(x, np.arange(0, n, per_block))[:nb]
-            return {(1, slice(0, nb)): sums}
+            return {(1, (0, nb)): sums}
         return ref
     # block size 256: reduce0-2 one element per thread, 3-6 two per thread (6, 7: grid-stride over 16 blocks)
     for name, grid, per in (("reduce0<float>", n // 256, 256), ("reduce1<float>", n // 256, 256),
@@ -67,7 +67,7 @@ def _red(c: Corpus) -> None:
     c.case("samples.reduceMultiPass<128,true>", "samples/threadfence",
            [Launch("reduceMultiPass<128, true>", (8,), (128,), (0, 1, 2), shared_mem=128 * 4)],
            mk(np.float32), check=_partials_total(1, 8))
-    total = lambda a: {(1, slice(0, 1)): np.array([a[0].astype(np.float64).sum()])}
+    total = lambda a: {(1, (0, 1)): np.array([a[0].astype(np.float64).sum()])}
     c.case("samples.reduceSinglePass<128,true>", "samples/threadfence",
            [Launch("reduceSinglePass<128, true>", (8,), (128,), (0, 1, 2), shared_mem=128 * 4)],
            mk(np.float32), total, rtol=1e-4, atol=1e-2, note="last block (atomicInc ticket) sums the partials")
