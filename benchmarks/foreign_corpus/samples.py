@@ -233,7 +233,8 @@ def _cg(c: Corpus) -> None:
     c.source("samples/binaryPartitionCG", SAMPLES, [Span(pb, r"^#include <cooperative_groups.h>", r"^void initOddEvenArr"),
                                                     Span(pb, r"^__global__ void oddEvenCountAndSumCG", r"^int main")],
              changes=HOST)
-    n_bp = 5000
+    n_bp = 4 * 256 * 5   # whole warps in every iteration, like the sample's launch (a partial warp would make
+    #                       binary_partition(tile32, ...) count lanes that left the loop: undefined on the GPU too)
 
     def bp_ref(a):
         x = a[0].astype(np.int64)
@@ -307,10 +308,13 @@ def _async(c: Corpus) -> None:
              [Span(pg, r"^#include <cuda/pipeline>", r"^void ConstantInit")],
              changes=HOST + ["the kernels enum and names table are host data (kept: harmless)"],
              name_expressions=tuple(names))
-    wA, hA, wB = 64, 48, 32
+    # The sample's data: B is constant (valB = 0.01), square matrices. Its LargeChunk kernels read B with A's
+    # offsets (`&B[a + wA * threadIdx.y + t4x]`), which only these data make equal to A @ B (the GPU agrees).
+    wA = hA = wB = 64
 
     def mm_make(r):
-        return [np.zeros((hA, wB), np.float32), f32(r, hA, wA), f32(r, wA, wB), np.int32(wA), np.int32(wB)]
+        return [np.zeros((hA, wB), np.float32), f32(r, hA, wA), np.full((wA, wB), 0.01, np.float32), np.int32(wA),
+                np.int32(wB)]
     mm_ref = lambda a: {0: a[1].astype(np.float64) @ a[2]}
     for k in names:
         block, grid = (16, 16), (wB // 16, hA // 16)
@@ -325,9 +329,9 @@ def _async(c: Corpus) -> None:
              name_expressions=("MatrixMulCUDA<16>", "MatrixMulCUDA<32>"))
     for bs in (16, 32):
         c.case(f"samples.MatrixMulCUDA<{bs}>", "samples/matrixMul",
-               [Launch(f"MatrixMulCUDA<{bs}>", (wB // bs, 64 // bs), (bs, bs), (0, 1, 2, 3, 4))],
-               lambda r: [np.zeros((64, wB), np.float32), f32(r, 64, wA), f32(r, wA, wB), np.int32(wA), np.int32(wB)],
-               mm_ref, rtol=1e-4, atol=1e-4)
+               [Launch(f"MatrixMulCUDA<{bs}>", (32 // bs, 64 // bs), (bs, bs), (0, 1, 2, 3, 4))],
+               lambda r, wA=64, wB=32: [np.zeros((64, wB), np.float32), f32(r, 64, wA), f32(r, wA, wB), np.int32(wA),
+                                        np.int32(wB)], lambda a: {0: a[1].astype(np.float64) @ a[2]}, rtol=1e-4, atol=1e-4)
 
 
 def _misc(c: Corpus) -> None:

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Iterable, List, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import CompileError
+from . import isolate
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
 RUNTIME_DIR = HERE / "runtime"
 USER_FILE = "kernel.cu"          # name user diagnostics and debug info refer to
-BUILD_FORMAT = "emu-build-4"     # bump when the generated code changes shape
+BUILD_FORMAT = "emu-build-5"     # bump when the generated code changes shape
 
 CXX = os.environ.get("KERNELS_CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-g", "-gdwarf-4", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
@@ -27,7 +29,10 @@ BASE_FLAGS = ["-std=c++17", "-g", "-gdwarf-4", "-w", "-fPIC", "-fno-strict-alias
 NATIVE_FLAGS = ["-O2"]
 # racecheck: the compiler's ThreadSanitizer instrumentation calls our own hooks
 # (runtime/racecheck_shim.cpp); libtsan is never linked.
-RACECHECK_FLAGS = ["-O1", "-DEMU_RACECHECK", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0"]
+# The same instrumented build runs lanes in lockstep (min-PC order between a warp's parked lanes): blocks are
+# kept in source order so the lanes behind in the program have the lower addresses.
+RACECHECK_FLAGS = ["-O1", "-DEMU_RACECHECK", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
+                   "-fno-reorder-blocks", "-fno-reorder-blocks-and-partition"]
 MEMCHECK_FLAGS = ["-O1", "-fno-omit-frame-pointer", "-DEMU_ASAN",
                   "-fsanitize=address,alignment,null", "-fno-sanitize-recover=all"]
 
@@ -70,6 +75,11 @@ _EXTERN_SHARED = re.compile(
     r"([A-Za-z_][\w:<>,\s]*?[\w>])\s*((?:__align__" + _ALIGN_ARG + r"|alignas" + _ALIGN_ARG + r")*)"
     r"([A-Za-z_]\w*)\s*\[\s*\]\s*;")
 _STATIC_SHARED = re.compile(r"\bstatic(\s+)__shared__\b|\b__shared__(\s+)static\b")
+_SHARED_ALIGNAS = re.compile(r"\b__shared__\s+(alignas" + _ALIGN_ARG + r")")
+# `extern float __shared__ smem[];` (qualifier after the type, as in NVIDIA's threadFenceReduction sample)
+_EXTERN_SHARED_LATE = re.compile(
+    r"extern\s+([A-Za-z_][\w:<>,\s]*?[\w>])\s+__shared__\s+((?:__align__" + _ALIGN_ARG + r"|alignas" + _ALIGN_ARG +
+    r")*)([A-Za-z_]\w*)\s*\[\s*\]\s*;")
 
 
 def rewrite_source(code: str) -> str:
@@ -80,6 +90,14 @@ def rewrite_source(code: str) -> str:
         return (f"static {ctype}* const {name} = reinterpret_cast<{ctype}*>(::emu::dyn_smem);"
                 + "\n" * newlines)
     code = _EXTERN_SHARED.sub(extern_shared, code)
+
+    def extern_shared_late(m: re.Match) -> str:
+        ctype, name = m.group(1).strip(), m.group(3)
+        return (f"static {ctype}* const {name} = reinterpret_cast<{ctype}*>(::emu::dyn_smem);"
+                + "\n" * m.group(0).count("\n"))
+    code = _EXTERN_SHARED_LATE.sub(extern_shared_late, code)
+    # `__shared__ alignas(16) float t[..];`: once __shared__ is `static`, C++ wants alignas in front of it
+    code = _SHARED_ALIGNAS.sub(lambda m: m.group(1).strip() + " __shared__ ", code)
     code = _STATIC_SHARED.sub(lambda m: "__shared__" + (m.group(1) or m.group(2)), code)
     return code
 
@@ -101,10 +119,27 @@ def translation_unit(code: str, callables: Sequence[str]) -> str:
     return f'#line 1 "{USER_FILE}"\n' + rewrite_source(code) + "\n" + entry_stubs(callables)
 
 
-def user_flags(options: Iterable[str]) -> List[str]:
-    """Pass through the NVRTC options that mean the same to g++ (macros, include dirs)."""
-    out: List[str] = []
+_ARCH = re.compile(r"^(?:-arch|--gpu-architecture)[= ]?(?:compute_|sm_|lto_)(\d+)[a-z]?$")
+
+
+def cuda_arch(options: Iterable[str]) -> int:
+    """__CUDA_ARCH__ for the architecture NVRTC compiles for (kernels.nvrtc's default: compute_90)."""
     opts = list(options or ())
+    for i, o in enumerate(opts):
+        o = str(o)
+        if o in ("-arch", "--gpu-architecture") and i + 1 < len(opts):
+            o = o + "=" + str(opts[i + 1])
+        m = _ARCH.match(o)
+        if m:
+            return int(m.group(1)) * 10
+    return 900
+
+
+def user_flags(options: Iterable[str]) -> List[str]:
+    """Pass through the NVRTC options that mean the same to g++ (macros, include dirs), and
+    __CUDA_ARCH__ equal to the architecture NVRTC targets."""
+    opts = list(options or ())
+    out: List[str] = [f"-D__CUDA_ARCH__={cuda_arch(opts)}"]
     i = 0
     while i < len(opts):
         o = str(opts[i])
@@ -201,9 +236,54 @@ def runtime_objects(mode: str) -> List[Path]:
     return objs
 
 
+_REQUIRED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+):\s+required from")
+MAX_ISOLATION_ROUNDS = 6
+
+
+def user_errors(log: str) -> List[Tuple[int, int, str]]:
+    """(line, column, message) of every error against the user's code; an error inside the emulator's
+    headers counts at the user's line that instantiated it ("required from here")."""
+    out: List[Tuple[int, int, str]] = []
+    context: Optional[Tuple[int, int]] = None
+    for row in log.splitlines():
+        r = _REQUIRED.match(row)
+        if r and os.path.basename(r.group("file")) == USER_FILE:
+            context = (int(r.group("line")), int(r.group("col")))
+            continue
+        m = _DIAG.match(row)
+        if not m or "error" not in m.group("sev"):
+            continue
+        if os.path.basename(m.group("file")) == USER_FILE:
+            out.append((int(m.group("line")), int(m.group("col") or 1), m.group("msg").strip()))
+        elif context is not None:
+            out.append((context[0], context[1], m.group("msg").strip()))
+        context = None
+    return out
+
+
+def _compile(mode: str, tmp: str, tu: str, user_code: str, flags: List[str], objs: List[Path], out: Path) -> None:
+    src = Path(tmp) / "module.cpp"
+    src.write_text(tu)
+    common = ["-I", str(INCLUDE_DIR), "-include", str(INCLUDE_DIR / "emu.h")]
+    if mode == "native":
+        cmd = [CXX, *BASE_FLAGS, *NATIVE_FLAGS, "-shared", *flags, *common, str(src), *map(str, objs), "-o", str(out)]
+    elif mode == "racecheck":
+        obj = Path(tmp) / "module.o"
+        _run_compiler([CXX, *BASE_FLAGS, *RACECHECK_FLAGS, *flags, *common, "-c", str(src), "-o", str(obj)], tmp,
+                      user_code)
+        cmd = [CXX, "-shared", "-pthread", str(obj), *map(str, objs), "-o", str(out)]
+    else:
+        cmd = [CXX, *BASE_FLAGS, *MEMCHECK_FLAGS, *flags, *common, str(src), str(RUNTIME_DIR / "memcheck_main.cpp"),
+               *map(str, objs), "-o", str(out)]
+    _run_compiler(cmd, tmp, user_code)
+
+
 def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str) -> Path:
-    """Build (or fetch from the cache) the module: a shared library (mode "native")
-    or the memcheck runner executable (mode "memcheck")."""
+    """Build (or fetch from the cache) the module: a shared library (mode "native"), the instrumented
+    library (mode "racecheck": racecheck, lockstep, memory counters) or the memcheck runner executable.
+
+    Functions the host compiler rejects are stubbed (kernels.cpu.isolate) so the module's other kernels
+    still build; ``stubbed(path)`` lists them."""
     tu = translation_unit(code, callables)
     flags = user_flags(options)
     key = hashlib.sha256("\0".join([runtime_version(), mode, tu, *flags]).encode()).hexdigest()[:24]
@@ -216,24 +296,34 @@ def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str
         if out.exists():
             return out
         with tempfile.TemporaryDirectory(dir=d) as tmp:
-            src = Path(tmp) / "module.cpp"
-            src.write_text(tu)
             tmp_out = Path(tmp) / out.name
-            if mode == "native":
-                cmd = [CXX, *BASE_FLAGS, *NATIVE_FLAGS, "-shared", *flags, "-I", str(INCLUDE_DIR),
-                       "-include", str(INCLUDE_DIR / "emu.h"), str(src), *map(str, objs), "-o", str(tmp_out)]
-            elif mode == "racecheck":
-                obj = Path(tmp) / "module.o"
-                _run_compiler([CXX, *BASE_FLAGS, *RACECHECK_FLAGS, *flags, "-I", str(INCLUDE_DIR),
-                               "-include", str(INCLUDE_DIR / "emu.h"), "-c", str(src), "-o", str(obj)], tmp, code)
-                cmd = [CXX, "-shared", "-pthread", str(obj), *map(str, objs), "-o", str(tmp_out)]
-            else:
-                cmd = [CXX, *BASE_FLAGS, *MEMCHECK_FLAGS, *flags, "-I", str(INCLUDE_DIR),
-                       "-include", str(INCLUDE_DIR / "emu.h"), str(src), str(RUNTIME_DIR / "memcheck_main.cpp"),
-                       *map(str, objs), "-o", str(tmp_out)]
-            _run_compiler(cmd, tmp, code)
+            src, stubs = code, {}
+            for round_ in range(MAX_ISOLATION_ROUNDS):
+                try:
+                    _compile(mode, tmp, translation_unit(src, callables), code, flags, objs, tmp_out)
+                    break
+                except CompileError as exc:
+                    errs = user_errors(exc.log)
+                    new, done, outside = isolate.stub(src, errs) if errs else (src, {}, [])
+                    if outside or not done or new == src or round_ == MAX_ISOLATION_ROUNDS - 1:
+                        raise
+                    stubs.update(done)
+                    src = new
+            if stubs:
+                meta = Path(tmp) / (out.name + ".stubs.json")
+                meta.write_text(json.dumps({k: list(v) for k, v in stubs.items()}))
+                _publish(meta, Path(str(out) + ".stubs.json"))
             _publish(tmp_out, out)
     return out
+
+
+def stubbed(path: Path) -> dict:
+    """{function: (line, construct)} the build of `path` replaced by an UnsupportedFeatureError."""
+    meta = Path(str(path) + ".stubs.json")
+    try:
+        return {k: tuple(v) for k, v in json.loads(meta.read_text()).items()}
+    except (OSError, ValueError):
+        return {}
 
 
 def clear_cache() -> None:

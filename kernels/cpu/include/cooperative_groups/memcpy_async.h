@@ -3,6 +3,7 @@
 // makes the data visible to the whole group on the GPU too.
 #pragma once
 #include "../cooperative_groups.h"
+#include "../cuda/__emu_sync.h"
 namespace cooperative_groups {
 template <class Group>
 __forceinline__ void memcpy_async(const Group& g, void* dst, const void* src, size_t bytes) {
@@ -14,6 +15,10 @@ __forceinline__ void memcpy_async(const Group& g, void* dst, const void* src, si
 template <class Group, class T>
 __forceinline__ void memcpy_async(const Group& g, T* dst, size_t dst_count, const T* src, size_t src_count) {
     memcpy_async(g, (void*)dst, (const void*)src, (dst_count < src_count ? dst_count : src_count) * sizeof(T));
+}
+template <class Group, std::size_t A>
+__forceinline__ void memcpy_async(const Group& g, void* dst, const void* src, ::cuda::aligned_size_t<A> bytes) {
+    memcpy_async(g, dst, src, (size_t)bytes.value);
 }
 template <class Group> __forceinline__ void wait(const Group& g, int line = __builtin_LINE()) { g.sync(line); }
 template <unsigned N, class Group> __forceinline__ void wait_prior(const Group& g, int line = __builtin_LINE()) { g.sync(line); }

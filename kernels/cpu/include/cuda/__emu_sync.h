@@ -1,0 +1,34 @@
+// Shared pieces of the emulator's <cuda/barrier> and <cuda/pipeline>: thread scopes, aligned_size_t, and the
+// blocking wait every synchronisation object uses (the waiting thread stops until the word it watches changes,
+// so a wait that can never end is a DeadlockError, not a timeout).
+#pragma once
+namespace cuda {
+enum thread_scope { thread_scope_system = 0, thread_scope_device = 1, thread_scope_block = 2, thread_scope_thread = 3 };
+
+template <std::size_t Alignment> struct aligned_size_t {
+    static constexpr std::size_t align = Alignment;
+    std::size_t value;
+    constexpr explicit aligned_size_t(std::size_t size) : value(size) {}
+    constexpr operator std::size_t() const { return value; }
+};
+
+namespace __emu {
+inline std::size_t bytes(std::size_t n) { return n; }
+template <std::size_t A> inline std::size_t bytes(aligned_size_t<A> n) { return n.value; }
+// The copy of an asynchronous copy, done at once by the issuing thread: completing before the wait is one of
+// the orders the GPU allows, and reading the destination before waiting is a race either way.
+inline void copy(void* dst, const void* src, std::size_t n) {
+    unsigned char* d = static_cast<unsigned char*>(dst);
+    const unsigned char* s = static_cast<const unsigned char*>(src);
+    for (std::size_t i = 0; i < n; ++i) d[i] = s[i];
+}
+template <class Group> inline void group_copy(const Group& g, void* dst, const void* src, std::size_t n) {
+    unsigned char* d = static_cast<unsigned char*>(dst);
+    const unsigned char* s = static_cast<const unsigned char*>(src);
+    for (std::size_t i = g.thread_rank(); i < n; i += g.size()) d[i] = s[i];
+}
+// Synchronisation state is updated outside the instrumented code: racecheck does not see it as data, and
+// lockstep does not park on it.
+#define EMU_SYNC_FN __attribute__((noinline, no_sanitize_thread))
+}  // namespace __emu
+}  // namespace cuda
