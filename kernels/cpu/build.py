@@ -24,7 +24,10 @@ BUILD_FORMAT = "emu-build-5"     # bump when the generated code changes shape
 
 CXX = os.environ.get("KERNELS_CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-g", "-gdwarf-4", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
-              "-fno-math-errno", "-fno-finite-loops", "-pthread"]
+              "-fno-math-errno", "-fno-finite-loops", "-fno-gnu-unique", "-pthread"]
+# -fno-gnu-unique: a template kernel's __shared__ variables are STB_GNU_UNIQUE symbols by default, which the
+# dynamic loader binds to the first module that defines them: two builds of one kernel (the plain and the
+# instrumented one, or a student's edited kernel with a bigger tile) would share the first one's storage
 # -fno-finite-loops: a spin loop must spin (and time out) as on the GPU, not be deleted as C++ allows
 NATIVE_FLAGS = ["-O2"]
 # racecheck: the compiler's ThreadSanitizer instrumentation calls our own hooks
@@ -32,7 +35,7 @@ NATIVE_FLAGS = ["-O2"]
 # The same instrumented build runs lanes in lockstep (min-PC order between a warp's parked lanes): blocks are
 # kept in source order so the lanes behind in the program have the lower addresses.
 RACECHECK_FLAGS = ["-O1", "-DEMU_RACECHECK", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
-                   "-fno-reorder-blocks", "-fno-reorder-blocks-and-partition"]
+                   "-fno-reorder-blocks", "-fno-reorder-blocks-and-partition", "-fno-tree-sra"]
 MEMCHECK_FLAGS = ["-O1", "-fno-omit-frame-pointer", "-DEMU_ASAN",
                   "-fsanitize=address,alignment,null", "-fno-sanitize-recover=all"]
 
@@ -105,8 +108,9 @@ def rewrite_source(code: str) -> str:
 def entry_stubs(callables: Sequence[str]) -> str:
     lines = ['', '#line 1 "<emu-entries>"']
     for i, expr in enumerate(callables):
-        lines.append(f'extern "C" int emu_entry_{i}(const emu_launch_cfg* c, void** a, emu_result* r) '
-                     f'{{ return ::emu::launch(&({expr}), c, a, r); }}')
+        # parameter names no kernel is called (a kernel named `a` or `c` must still resolve)
+        lines.append(f'extern "C" int emu_entry_{i}(const emu_launch_cfg* emu_cfg_, void** emu_args_, '
+                     f'emu_result* emu_res_) {{ return ::emu::launch(&({expr}), emu_cfg_, emu_args_, emu_res_); }}')
         lines.append(f'extern "C" int emu_arity_{i}() {{ return ::emu::arity(&({expr})); }}')
     table = ", ".join(f"emu_entry_{i}" for i in range(len(callables)))
     lines.append(f'extern "C" int emu_num_entries = {len(callables)};')

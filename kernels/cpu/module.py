@@ -249,6 +249,7 @@ class CpuFunction:
 
     def _launch_instrumented(self, cfg: LaunchCfg, args: list, race: bool = False):
         lib, entry = self._inst_entry()
+        _set_arrays(lib, [a for a in args if isinstance(a, np.ndarray)])
         lib.emu_race_enable(1 if race else 0)
         try:
             res, printed = self._launch_native(cfg, args, entry)
@@ -355,6 +356,7 @@ class CpuFunction:
                     if sum(a.nbytes for a in shadowed) > GLOBAL_SHADOW_LIMIT_BYTES:
                         shadowed = []
                     _set_globals(lib, shadowed)
+                    _set_arrays(lib, [other[j] for j in arrays])
                     lib.emu_race_enable(1)
                     try:
                         res, _ = self._launch_native(alt, other, entry)
@@ -414,6 +416,7 @@ class CpuFunction:
         entry = ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
         watch_cfg = LaunchCfg(cfg.grid, cfg.block, cfg.shared_mem, cfg.timeout_s, 0, cfg.flags & ~FLAG_COUNTERS)
         with _LAUNCH_LOCK:
+            _set_arrays(lib, [a for a in pristine if isinstance(a, np.ndarray)])
             lib.emu_race_enable(1)
             try:
                 self._launch_native(watch_cfg, pristine, entry)
@@ -491,6 +494,14 @@ class CpuFunction:
             kw["details"] = f"    {res.line2}: {(self._source_line(res.line2) or '').rstrip()}"
             kw["line2"] = int(res.line2)
         return cls(msg, kernel=self.name, line=line, source_line=self._source_line(line), **kw)
+
+
+def _set_arrays(lib, arrays: list) -> None:
+    """The launch's arrays: global memory for lockstep and the memory counters."""
+    pairs = (ctypes.c_ulonglong * max(1, 2 * len(arrays)))()
+    for k, a in enumerate(arrays):
+        pairs[2 * k], pairs[2 * k + 1] = a.ctypes.data, a.ctypes.data + a.nbytes
+    lib.emu_set_launch_arrays(pairs, len(arrays))
 
 
 def _set_globals(lib, arrays: list) -> None:

@@ -183,6 +183,11 @@ __attribute__((visibility("hidden")))
 void step(unsigned long long pc, uintptr_t addr, unsigned size, int kind);
 __attribute__((visibility("hidden")))
 bool is_shared_address(uintptr_t a);
+// an address inside one of the launch's array arguments (registered by Python for instrumented launches)
+__attribute__((visibility("hidden")))
+bool is_global_address(uintptr_t a);
+__attribute__((visibility("hidden")))
+uintptr_t device_address(uintptr_t a);
 extern int g_flags __attribute__((visibility("hidden")));
 extern uintptr_t g_shared_lo __attribute__((visibility("hidden")));   // static __shared__ section
 extern uintptr_t g_shared_hi __attribute__((visibility("hidden")));

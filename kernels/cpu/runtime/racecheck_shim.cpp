@@ -172,9 +172,12 @@ inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) 
     if (!t || g_in_atomic) return;
     if (a - t->stack_lo < (uintptr_t)EMU_STACK_BYTES) return;   // local memory: its own stack
     if (g_flags & (EMU_FLAG_STEP_SHARED | EMU_FLAG_STEP_GLOBAL)) {
-        const bool shared = is_shared_address(a);
-        if (shared || (g_flags & EMU_FLAG_STEP_GLOBAL))
-            step(pc, a, (unsigned)n, shared ? (write ? 4 : 3) : (write ? 2 : 1));   // resumes when its turn comes
+        // user memory only: shared variables and the launch's arrays (not the runtime's own state, such as
+        // what threadIdx reads, nor kernel parameters)
+        if (is_shared_address(a))
+            step(pc, a, (unsigned)n, write ? 4 : 3);     // resumes when its turn comes
+        else if ((g_flags & EMU_FLAG_STEP_GLOBAL) && is_global_address(a))
+            step(pc, a, (unsigned)n, write ? 2 : 1);
     }
     if (g_race_on) race_access(a, n, write, pc);
 }
@@ -187,7 +190,7 @@ void shared_request(const Thread* base, unsigned group, bool store) {
     const int per_phase = size <= 4 ? 32 : size <= 8 ? 16 : 8;
     unsigned long long waves = 0, ideal = 0;
     for (int p0 = 0; p0 < 32; p0 += per_phase) {
-        uintptr_t words[32][8];
+        uintptr_t words[32][64];
         int nwords[32] = {0};
         bool any = false;
         for (int l = p0; l < p0 + per_phase; ++l) {
@@ -198,7 +201,7 @@ void shared_request(const Thread* base, unsigned group, bool store) {
                 int b = (int)(w & 31);
                 bool seen = false;
                 for (int k = 0; k < nwords[b] && !seen; ++k) seen = words[b][k] == w;
-                if (!seen && nwords[b] < 8) words[b][nwords[b]++] = w;
+                if (!seen && nwords[b] < 64) words[b][nwords[b]++] = w;
             }
         }
         if (!any) continue;
@@ -216,7 +219,8 @@ void global_request(const Thread* base, unsigned group, bool store) {
     int n = 0;
     for (unsigned m = group; m; m &= m - 1) {
         const Thread& o = base[__builtin_ctz(m)];
-        for (uintptr_t s = o.step_addr >> 5; s <= (o.step_addr + o.step_size - 1) >> 5; ++s) {
+        const uintptr_t a = device_address(o.step_addr);
+        for (uintptr_t s = a >> 5; s <= (a + o.step_size - 1) >> 5; ++s) {
             bool seen = false;
             for (int k = 0; k < n && !seen; ++k) seen = sectors[k] == s;
             if (!seen && n < (int)(sizeof sectors / sizeof sectors[0])) sectors[n++] = s;

@@ -55,6 +55,25 @@ void counters_begin() __attribute__((weak, visibility("hidden")));
 // loaded module by Python from the symbol table, sorted by address.
 std::vector<uintptr_t> g_static_lo, g_static_hi;
 
+// The launch's array arguments (instrumented launches: lockstep on global memory, memory counters), sorted.
+std::vector<uintptr_t> g_array_lo, g_array_hi;
+
+bool is_global_address(uintptr_t a) {
+    auto it = std::upper_bound(g_array_lo.begin(), g_array_lo.end(), a);
+    if (it == g_array_lo.begin()) return false;
+    size_t i = (size_t)(it - g_array_lo.begin()) - 1;
+    return a < g_array_hi[i];
+}
+
+// Where a lies as cudaMalloc would place it: its array starts 256-byte aligned (numpy's arrays here are
+// aligned less); arrays far apart. Sectors and cache lines are counted on these addresses.
+uintptr_t device_address(uintptr_t a) {
+    auto it = std::upper_bound(g_array_lo.begin(), g_array_lo.end(), a);
+    if (it == g_array_lo.begin()) return a;
+    size_t i = (size_t)(it - g_array_lo.begin()) - 1;
+    return a < g_array_hi[i] ? ((uintptr_t)(i + 1) << 40) + (a - g_array_lo[i]) : a;
+}
+
 bool is_shared_address(uintptr_t a) {
     uintptr_t d0 = (uintptr_t)dyn_smem;
     if (a - d0 < g_dyn_smem_bytes) return true;
@@ -1175,6 +1194,14 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
     res->printf_len = g_printf_len;
     g_cur = nullptr;
     return res->code;
+}
+
+extern "C" void emu_set_launch_arrays(const unsigned long long* lo_hi, int n) {
+    std::vector<std::pair<uintptr_t, uintptr_t>> v;
+    for (int i = 0; i < n; ++i) v.emplace_back((uintptr_t)lo_hi[2 * i], (uintptr_t)lo_hi[2 * i + 1]);
+    std::sort(v.begin(), v.end());
+    emu::g_array_lo.clear(); emu::g_array_hi.clear();
+    for (auto& p : v) { emu::g_array_lo.push_back(p.first); emu::g_array_hi.push_back(p.second); }
 }
 
 extern "C" void emu_set_static_regions(const unsigned long long* lo_hi, int n) {
