@@ -22,7 +22,9 @@ import argparse
 import fnmatch
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import zlib
@@ -70,7 +72,9 @@ def run_case(corpus, case, files, modules):
             # C++-linkage kernels are reached through name expressions, as with cupy
             names = list(dict.fromkeys([*src.name_expressions, *(k for c in corpus.cases if c.source == src.id
                                                                   for k in c.kernels)]))
-            modules[src.id] = kernels.RawModule(code=code, options=src.options, name_expressions=names)
+            coop = any(l.cooperative for c in corpus.cases if c.source == src.id for l in c.launches)
+            modules[src.id] = kernels.RawModule(code=code, options=src.options, name_expressions=names,
+                                                enable_cooperative_groups=coop)
         mod = modules[src.id]
         seed = zlib.crc32(case.id.encode())   # stable across processes (hash() is not)
         rng = np.random.default_rng(seed)
@@ -80,7 +84,10 @@ def run_case(corpus, case, files, modules):
         for l in case.launches:
             fn = mod.get_function(l.kernel)
             args = tuple(dev[i[0]].reshape(-1)[i[1]:] if isinstance(i, tuple) else dev[i] for i in l.args)
-            fn(l.grid, l.block, args, shared_mem=l.shared_mem)
+            if l.cooperative:
+                fn(l.grid, l.block, args, shared_mem=l.shared_mem, enable_cooperative_groups=True)
+            else:
+                fn(l.grid, l.block, args, shared_mem=l.shared_mem)
         kernels.synchronize()
         got = [kernels.asnumpy(d) if isinstance(b, np.ndarray) else b for b, d in zip(bufs, dev)]
         want = case.ref(inputs) if case.ref else {}
@@ -168,6 +175,9 @@ def main():
     ap.add_argument("--json", help="write the results as JSON")
     ap.add_argument("--compare", nargs=2, metavar=("CPU_JSON", "GPU_JSON"))
     ap.add_argument("--dump", help="write each source's assembled TU into this folder")
+    ap.add_argument("--source", help="only the cases of this source id")
+    ap.add_argument("--isolate", action="store_true",
+                    help="one process per source (on a GPU a fault of one kernel cannot poison the others' context)")
     a = ap.parse_args()
     if a.compare:
         compare(*a.compare)
@@ -190,10 +200,34 @@ def main():
                 code, where = assemble(files, src)
                 (Path(a.dump) / (src.id.replace("/", "_") + ".cu")).write_text(code)
     results = []
+    if a.isolate:
+        for corpus in chosen:
+            for sid in corpus.sources:
+                if not any(c.source == sid and fnmatch.fnmatch(c.id, a.select) for c in corpus.cases):
+                    continue
+                with tempfile.TemporaryDirectory() as tmp:
+                    part = Path(tmp) / "part.json"
+                    cmd = [sys.executable, __file__, "--batch", corpus.batch, "-k", a.select, "--source", sid,
+                           "--json", str(part)] + (["--files", a.files] if a.files else [])
+                    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+                    if part.exists():
+                        results += json.loads(part.read_text())
+                    else:   # the whole process died: every case of the source says so
+                        for c in corpus.cases:
+                            if c.source == sid and fnmatch.fnmatch(c.id, a.select):
+                                results.append({"id": c.id, "batch": corpus.batch, "source": sid,
+                                                "repo": corpus.sources[sid].repo.name, "kernels": c.kernels,
+                                                "backend": kernels.backend(), "status": "error:process",
+                                                "detail": proc.stderr[-400:], "seconds": 0.0})
+                    print(f"{sid:40} {proc.returncode}", file=sys.stderr, flush=True)
+        print_table(results)
+        if a.json:
+            Path(a.json).write_text(json.dumps(results, indent=1))
+        return
     for corpus in chosen:
         modules = {}
         for case in corpus.cases:
-            if not fnmatch.fnmatch(case.id, a.select):
+            if not fnmatch.fnmatch(case.id, a.select) or (a.source and case.source != a.source):
                 continue
             r = run_case(corpus, case, files, modules)
             results.append(r)

@@ -72,6 +72,7 @@ class Launch:
     block: tuple
     args: Sequence[Union[int, Tuple[int, int]]]   # buffer indices; (index, offset) = a pointer into the buffer
     shared_mem: int = 0
+    cooperative: bool = False          # a cooperative launch on the GPU (cg::this_grid().sync())
 
 
 @dataclass

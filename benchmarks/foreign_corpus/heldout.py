@@ -74,7 +74,7 @@ def _liu(c: Corpus) -> None:
 
 
 # What the files get from host headers under nvcc: FLT_MAX (<float.h>), the fixed-width integers (<stdint.h>)
-LEET_PRELUDE = ("#include <cuda/std/cfloat>\n#include <cuda/std/cstdint>\n"
+LEET_PRELUDE = ("#include <cuda/std/cfloat>\n#ifndef FLT_MAX\n#define FLT_MAX 3.402823466e+38F\n#endif\n#include <cuda/std/cstdint>\n"
                 "using cuda::std::int8_t; using cuda::std::int32_t; using cuda::std::uint32_t;\n")
 
 

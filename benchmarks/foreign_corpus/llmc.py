@@ -20,7 +20,7 @@ GPU = (r"^// GPU kernels", r"^// kernel launcher")
 
 # NVRTC has no host headers: what the files get from <cmath>/<float.h>/<cublas_v2.h> under nvcc
 BASE_PRELUDE = ("#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
-                "#include <cuda/std/cfloat>\n#define INFINITY __int_as_float(0x7f800000)\n"
+                "#include <cuda/std/cfloat>\n#ifndef FLT_MAX\n#define FLT_MAX 3.402823466e+38F\n#endif\n#define INFINITY __int_as_float(0x7f800000)\n"
                 "#define M_PI 3.14159265358979323846\n")
 BASE_CHANGES = ["host code dropped (CPU reference, launchers, main, common.h's host utilities)",
                 "<cuda_fp16.h>/<cuda_bf16.h> included directly (nvcc gets them through <cublas_v2.h>)",

@@ -291,10 +291,10 @@ def _cg(c: Corpus) -> None:
         d = np.sqrt((a[0].astype(np.float64) * a[1]).sum())
         return {0: a[0] / d, 1: a[1] / d}
     c.case("samples.normVecByDotProductAWBarrier.1block", "samples/simpleAWBarrier",
-           [Launch("normVecByDotProductAWBarrier", (1,), (256,), (0, 1, 2, 3), shared_mem=8 * 8)], aw_make, aw_ref,
+           [Launch("normVecByDotProductAWBarrier", (1,), (256,), (0, 1, 2, 3), shared_mem=8 * 8, cooperative=True)], aw_make, aw_ref,
            rtol=1e-4, atol=1e-5, note="cuda::barrier; grid.sync() of a one-block grid")
     c.case("samples.normVecByDotProductAWBarrier.4blocks", "samples/simpleAWBarrier",
-           [Launch("normVecByDotProductAWBarrier", (4,), (256,), (0, 1, 2, 3), shared_mem=8 * 8)], aw_make, aw_ref,
+           [Launch("normVecByDotProductAWBarrier", (4,), (256,), (0, 1, 2, 3), shared_mem=8 * 8, cooperative=True)], aw_make, aw_ref,
            rtol=1e-4, atol=1e-5, note="grid.sync() across 4 blocks: a cooperative launch on the GPU")
 
 

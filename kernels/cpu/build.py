@@ -126,17 +126,12 @@ def translation_unit(code: str, callables: Sequence[str]) -> str:
 _ARCH = re.compile(r"^(?:-arch|--gpu-architecture)[= ]?(?:compute_|sm_|lto_)(\d+)[a-z]?$")
 
 
-def cuda_arch(options: Iterable[str]) -> int:
-    """__CUDA_ARCH__ for the architecture NVRTC compiles for (kernels.nvrtc's default: compute_90)."""
-    opts = list(options or ())
-    for i, o in enumerate(opts):
-        o = str(o)
-        if o in ("-arch", "--gpu-architecture") and i + 1 < len(opts):
-            o = o + "=" + str(opts[i + 1])
-        m = _ARCH.match(o)
-        if m:
-            return int(m.group(1)) * 10
-    return 900
+def cuda_arch(options: Iterable[str] = ()) -> int:
+    """__CUDA_ARCH__ of the course's GPU backend: cupy compiles for the device it runs on (it appends the device's
+    -arch after the user's, and NVRTC takes the last: `-arch=compute_80` still gives 900 on the H200, measured),
+    and the front end (kernels.nvrtc.DEFAULT_ARCH) targets that device, compute_90."""
+    from ..nvrtc import DEFAULT_ARCH
+    return int(_ARCH.match(DEFAULT_ARCH).group(1)) * 10
 
 
 def user_flags(options: Iterable[str]) -> List[str]:
@@ -241,6 +236,8 @@ def runtime_objects(mode: str) -> List[Path]:
 
 
 _REQUIRED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+):\s+required from")
+# the assembler's messages: inline PTX (`asm("mov.u32 %0, %%laneid;")`) reaches it as x86 assembly
+_ASM_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): Error: (?P<msg>.*)$")
 MAX_ISOLATION_ROUNDS = 6
 
 
@@ -250,6 +247,10 @@ def user_errors(log: str) -> List[Tuple[int, int, str]]:
     out: List[Tuple[int, int, str]] = []
     context: Optional[Tuple[int, int]] = None
     for row in log.splitlines():
+        a = _ASM_ERROR.match(row)
+        if a and os.path.basename(a.group("file")) == USER_FILE:
+            out.append((int(a.group("line")), 1, "inline PTX assembly (asm): " + a.group("msg").strip()))
+            continue
         r = _REQUIRED.match(row)
         if r and os.path.basename(r.group("file")) == USER_FILE:
             context = (int(r.group("line")), int(r.group("col")))

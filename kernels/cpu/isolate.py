@@ -173,6 +173,8 @@ def construct_of(message: str) -> str:
     """A reader's name for what the host compiler rejected."""
     msg = message.strip()
     low = msg.lower()
+    if low.startswith("inline ptx assembly"):
+        return "inline PTX assembly (asm)"
     if "asm" in low and ("constraint" in low or "operand" in low or "register" in low or "'asm'" in low or "‘asm’" in low):
         return "inline PTX assembly (asm)"
     if "wmma" in low or "nvcuda" in low or "mma" in low.split():

@@ -111,6 +111,10 @@ struct Thread {
     uintptr_t stack_lo;       // its fiber stack: accesses there are local memory
     int bar;                  // the barrier it waits at (index into the launch's barriers)
     int tile_ops;             // multi-warp tile collectives done (mailbox parity)
+};   // kept small: the scheduler scans a block's threads (256 x 96 bytes stay in L1); the rest is in ThreadAux
+
+// What lockstep parking and blocking waits need per thread (a separate array: cold in plain launches).
+struct ThreadAux {
     unsigned long long step_pc;            // lockstep: where it is parked
     uintptr_t step_addr;                   // lockstep: the access it is parked before
     unsigned step_size;
@@ -175,6 +179,16 @@ void tile_collective(int base, int size, int line, const void* mine, unsigned by
 // Blocks the calling thread until the `bytes`-wide word at p differs from `old` (cuda::barrier, pipelines).
 __attribute__((visibility("hidden")))
 void wait_change(const volatile void* p, unsigned long long old, int bytes, int line);
+// Asynchronous copies (cuda::memcpy_async, cg::memcpy_async, __pipeline_memcpy_async) land when they are waited for,
+// as late as the GPU may complete them: code that reads before waiting sees the old data, as it may on the GPU.
+__attribute__((visibility("hidden")))
+void async_copy(void* dst, const void* src, size_t bytes);
+__attribute__((visibility("hidden")))
+void async_commit();                      // the copies issued since the last commit form one stage
+__attribute__((visibility("hidden")))
+void async_wait_prior(unsigned keep);     // every stage lands but the `keep` most recent committed ones
+__attribute__((visibility("hidden")))
+void async_wait_oldest();                 // the oldest committed stage lands
 // A synchronisation object completed a phase that orders the block's threads (racecheck: new interval).
 __attribute__((visibility("hidden")))
 void sync_epoch();

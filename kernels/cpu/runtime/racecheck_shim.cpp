@@ -184,7 +184,7 @@ inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) 
 
 // Shared memory wavefronts of one request: 32 banks of 4 bytes; accesses wider than 4 bytes go in phases of
 // 128 bytes (16 lanes for 8 bytes, 8 for 16); per phase, the most distinct words asked of one bank.
-void shared_request(const Thread* base, unsigned group, bool store) {
+void shared_request(const ThreadAux* base, unsigned group, bool store) {
     unsigned size = 4;
     for (unsigned m = group; m; m &= m - 1) size = std::max(size, base[__builtin_ctz(m)].step_size);
     const int per_phase = size <= 4 ? 32 : size <= 8 ? 16 : 8;
@@ -196,7 +196,7 @@ void shared_request(const Thread* base, unsigned group, bool store) {
         for (int l = p0; l < p0 + per_phase; ++l) {
             if (!((group >> l) & 1)) continue;
             any = true;
-            const Thread& o = base[l];
+            const ThreadAux& o = base[l];
             for (uintptr_t w = o.step_addr >> 2; w <= (o.step_addr + o.step_size - 1) >> 2; ++w) {
                 int b = (int)(w & 31);
                 bool seen = false;
@@ -214,11 +214,11 @@ void shared_request(const Thread* base, unsigned group, bool store) {
     else { g_ctr.sld_requests++; g_ctr.sld_wavefronts += waves; g_ctr.sld_ideal += ideal; }
 }
 
-void global_request(const Thread* base, unsigned group, bool store) {
+void global_request(const ThreadAux* base, unsigned group, bool store) {
     uintptr_t sectors[32 * 4];
     int n = 0;
     for (unsigned m = group; m; m &= m - 1) {
-        const Thread& o = base[__builtin_ctz(m)];
+        const ThreadAux& o = base[__builtin_ctz(m)];
         const uintptr_t a = device_address(o.step_addr);
         for (uintptr_t s = a >> 5; s <= (a + o.step_size - 1) >> 5; ++s) {
             bool seen = false;
@@ -238,7 +238,7 @@ void race_flush() { check_pending_waw(); }
 void counters_begin() { g_ctr = emu_counters(); }
 
 // The lanes `group` of a warp are released together at one memory access: one warp-level request.
-void counters_request(const Thread* base, unsigned group) {
+void counters_request(const ThreadAux* base, unsigned group) {
     if (!(g_flags & EMU_FLAG_COUNTERS)) return;
     switch (base[__builtin_ctz(group)].step_kind) {
     case 1: global_request(base, group, false); break;

@@ -116,6 +116,7 @@ struct Launch {
     void* ctx;
     int n;
     std::vector<Thread> threads;
+    std::vector<ThreadAux> aux;
     std::vector<Warp> warps;
     std::vector<int> order;
     std::vector<Bar> bars;           // [0]: the block barrier; others: tile barriers in use
@@ -138,6 +139,10 @@ size_t g_printf_len;
 // multi-warp tile collectives: one slot per thread, two generations (a thread is at most one op ahead)
 alignas(16) unsigned char g_mailbox[2][1024][64];
 emu_counters g_counters;
+// per thread of the running block: asynchronous copies not landed yet, the next stage number, the oldest stage
+struct PendingCopy { void* dst; const void* src; size_t bytes; unsigned stage; };
+std::vector<std::vector<PendingCopy>> g_pending;
+std::vector<unsigned> g_next_stage;
 
 // --- signals: timeout watchdog and faults ---------------------------------
 sigjmp_buf g_jmp;
@@ -253,7 +258,7 @@ int pick_next(int start, bool restart);
 inline int pos_of(int linear) { return L.reverse ? L.n - 1 - linear : linear; }
 }  // namespace
 void race_flush() __attribute__((weak, visibility("hidden")));   // racecheck_shim.cpp, racecheck builds only
-void counters_request(const Thread* base, unsigned group) __attribute__((weak, visibility("hidden")));
+void counters_request(const ThreadAux* base, unsigned group) __attribute__((weak, visibility("hidden")));
 namespace {
 
 inline void switch_to(Thread* t, Thread* nt, bool dying) {
@@ -342,8 +347,25 @@ void check_barrier(int b);
 // of the mask, so lanes that exited or never existed (a partial last warp) do not hold it up.
 inline unsigned live(const Warp& w, unsigned mask) { return mask & w.exists & ~w.exited; }
 
+void land_copies(int linear, unsigned below, bool oldest_only) {
+    std::vector<PendingCopy>& q = g_pending[linear];
+    if (q.empty()) return;
+    unsigned oldest = ~0u;
+    for (const PendingCopy& c : q) oldest = std::min(oldest, c.stage);
+    size_t kept = 0;
+    for (size_t i = 0; i < q.size(); ++i) {
+        PendingCopy& c = q[i];
+        if (oldest_only ? c.stage == oldest && c.stage < g_next_stage[linear] : c.stage < below)
+            memcpy(c.dst, c.src, c.bytes);
+        else
+            q[kept++] = c;
+    }
+    q.resize(kept);
+}
+
 void thread_exit(Thread* t) {
     if (race_flush) race_flush();
+    land_copies(t->linear, ~0u, false);   // copies a thread never waited for still land (the GPU completes them)
     t->state = ST_DONE;
     L.done++;
     Warp& w = L.warps[t->warp];
@@ -379,9 +401,11 @@ inline bool same_op(const Thread& a, const Thread& b) {
 }
 
 // The value a shuffle reads from a lane that does not take part in it (exited, never existed, or not in the
-// mask and not at this operation): undefined on the GPU, whose SHFL returns whatever that lane's register
-// holds. Here: the caller's own value (what PTX defines for a source lane outside the width segment).
-inline unsigned long long undefined_source(const Thread& caller) { return caller.val; }
+// mask): undefined by CUDA. The H200 returned 0 for exited lanes and for lanes diverged away from the shuffle
+// (benchmarks/warp_ub_probe.py; NVIDIA's reduce7<float> relies on it), so 0 here too; memcheck and racecheck
+// report the read. (A source lane at the same shuffle with another mask gave its value on the H200; here it is
+// 0 as well: the emulator completes each mask's group on its own.)
+inline unsigned long long undefined_source(const Thread&) { return 0; }
 
 // Try to complete the warp op `t` waits at: every live lane in its mask must wait at the same op (same line).
 bool try_complete(Warp& w, Thread* t) {
@@ -515,7 +539,7 @@ void yield_now() {
     if (L.lockstep) {
         // park behind everything else of its warp and let the next warp run (spin-waits make progress)
         Warp& w = L.warps[t->warp];
-        t->state = ST_STEP; t->step_pc = ~0ull; t->step_kind = 0;
+        t->state = ST_STEP; L.aux[t->linear].step_pc = ~0ull; L.aux[t->linear].step_kind = 0;
         w.parked |= 1u << t->lane;
         w.steps = 1 << 20;
     }
@@ -649,12 +673,28 @@ void wait_change(const volatile void* p, unsigned long long old, int bytes, int 
         return *static_cast<const volatile unsigned*>(p);
     };
     if (now() != old) return;
-    t->state = ST_WAIT; t->wait_addr = p; t->wait_old = old; t->wait_bytes = bytes; t->line = line;
+    ThreadAux& x = L.aux[t->linear];
+    t->state = ST_WAIT; x.wait_addr = p; x.wait_old = old; x.wait_bytes = bytes; t->line = line;
     L.waits++;
     yield_to_next(t, false);
 }
 
 void sync_epoch() { g_epoch++; }
+
+void async_copy(void* dst, const void* src, size_t bytes) {
+    int i = g_cur->linear;
+    g_pending[i].push_back(PendingCopy{dst, src, bytes, g_next_stage[i]});
+}
+
+void async_commit() { g_next_stage[g_cur->linear]++; }
+
+void async_wait_prior(unsigned keep) {
+    int i = g_cur->linear;
+    unsigned next = g_next_stage[i];
+    land_copies(i, next > keep ? next - keep : 0, false);
+}
+
+void async_wait_oldest() { land_copies(g_cur->linear, 0, true); }
 
 void unsupported(const char* construct, int line) {
     fail(EMU_UNSUPPORTED, g_cur, line, "%s is not supported by the CPU emulator", construct);
@@ -664,7 +704,8 @@ void unsupported(const char* construct, int line) {
 void step(unsigned long long pc, uintptr_t addr, unsigned size, int kind) {
     Thread* t = g_cur;
     Warp& w = L.warps[t->warp];
-    t->state = ST_STEP; t->step_pc = pc; t->step_addr = addr; t->step_size = size; t->step_kind = kind;
+    ThreadAux& x = L.aux[t->linear];
+    t->state = ST_STEP; x.step_pc = pc; x.step_addr = addr; x.step_size = size; x.step_kind = kind;
     w.parked |= 1u << t->lane;
     L.cur_warp = t->warp;
     yield_to_next(t, false);
@@ -791,6 +832,7 @@ int pick_lockstep() {
         int wi = L.reverse ? (first - i + nw) % nw : (first + i) % nw;
         Warp& w = L.warps[wi];
         Thread* base = &L.threads[wi * 32];
+        const ThreadAux* xb = &L.aux[wi * 32];
         if (!w.run) {
             if (!w.parked) continue;
             if (greedy && w.steps >= kMaxSteps && i == 0) {
@@ -805,15 +847,15 @@ int pick_lockstep() {
             }
             unsigned long long pc = ~0ull;
             for (unsigned m = w.parked; m; m &= m - 1) {
-                unsigned long long p = base[__builtin_ctz(m)].step_pc;
+                unsigned long long p = xb[__builtin_ctz(m)].step_pc;
                 if (p < pc) pc = p;
             }
             unsigned group = 0;
             for (unsigned m = w.parked; m; m &= m - 1) {
                 int l = __builtin_ctz(m);
-                if (base[l].step_pc == pc) group |= 1u << l;
+                if (xb[l].step_pc == pc) group |= 1u << l;
             }
-            if (counters_request && base[__builtin_ctz(group)].step_kind) counters_request(base, group);
+            if (counters_request && xb[__builtin_ctz(group)].step_kind) counters_request(xb, group);
             w.parked &= ~group;
             for (unsigned m = group; m; m &= m - 1) base[__builtin_ctz(m)].state = ST_RUN;
             w.run = group;
@@ -886,9 +928,10 @@ bool resolve_waits() {
     for (int i = 0; i < L.n; ++i) {
         Thread& o = L.threads[i];
         if (o.state != ST_WAIT) continue;
-        unsigned long long now = o.wait_bytes == 8 ? *static_cast<const volatile unsigned long long*>(o.wait_addr)
-                                                   : *static_cast<const volatile unsigned*>(o.wait_addr);
-        if (now != o.wait_old) {
+        const ThreadAux& x = L.aux[i];
+        unsigned long long now = x.wait_bytes == 8 ? *static_cast<const volatile unsigned long long*>(x.wait_addr)
+                                                   : *static_cast<const volatile unsigned*>(x.wait_addr);
+        if (now != x.wait_old) {
             L.waits--;
             release(o);
             if (L.lockstep && !any) L.cur_warp = o.warp;
@@ -913,8 +956,6 @@ void run_block() {
         t.mask = 0;
         t.bar = 0;
         t.tile_ops = 0;
-        t.step_pc = 0;
-        t.step_kind = 0;
         t.stack_lo = (uintptr_t)stack_base(i);
 #ifdef EMU_ASAN
         clean_stack(i);
@@ -933,6 +974,9 @@ void run_block() {
     }
     L.bars.assign(1, kFreshBar);
     L.bars[0].size = n;
+    if ((int)g_pending.size() < n) g_pending.resize(n);
+    for (int i = 0; i < n; ++i) g_pending[i].clear();
+    g_next_stage.assign(n, 0);
     L.done = 0;
     L.waits = 0;
     L.restart = false;
@@ -1061,6 +1105,7 @@ extern "C" int emu_run_grid(const emu_launch_cfg* cfg, emu_result* res, emu_body
     const int n = (int)nthreads;
     L.cfg = cfg; L.res = res; L.body = body; L.ctx = ctx; L.n = n;
     L.threads.assign(n, Thread());
+    L.aux.resize(n);   // written before it is read (a park, a wait)
     L.warps.assign((n + 31) / 32, Warp());
     L.order.resize(n);
     for (int i = 0; i < n; ++i) L.order[i] = (cfg->policy & EMU_POLICY_REVERSE) ? n - 1 - i : i;

@@ -15,17 +15,15 @@ template <std::size_t Alignment> struct aligned_size_t {
 namespace __emu {
 inline std::size_t bytes(std::size_t n) { return n; }
 template <std::size_t A> inline std::size_t bytes(aligned_size_t<A> n) { return n.value; }
-// The copy of an asynchronous copy, done at once by the issuing thread: completing before the wait is one of
-// the orders the GPU allows, and reading the destination before waiting is a race either way.
-inline void copy(void* dst, const void* src, std::size_t n) {
-    unsigned char* d = static_cast<unsigned char*>(dst);
-    const unsigned char* s = static_cast<const unsigned char*>(src);
-    for (std::size_t i = 0; i < n; ++i) d[i] = s[i];
-}
+// An asynchronous copy lands when it is waited for (emu::async_copy): the latest the GPU may complete it, so a
+// program that reads the destination before its wait sees the old data, as it can on the GPU.
+inline void copy(void* dst, const void* src, std::size_t n) { ::emu::async_copy(dst, src, n); }
+// A group's copy, one collective: each member issues one contiguous 16-byte-aligned share.
 template <class Group> inline void group_copy(const Group& g, void* dst, const void* src, std::size_t n) {
-    unsigned char* d = static_cast<unsigned char*>(dst);
-    const unsigned char* s = static_cast<const unsigned char*>(src);
-    for (std::size_t i = g.thread_rank(); i < n; i += g.size()) d[i] = s[i];
+    std::size_t share = ((n + g.size() - 1) / g.size() + 15) & ~std::size_t(15);
+    std::size_t lo = share * g.thread_rank(), hi = lo + share < n ? lo + share : n;
+    if (lo < hi)
+        ::emu::async_copy(static_cast<unsigned char*>(dst) + lo, static_cast<const unsigned char*>(src) + lo, hi - lo);
 }
 // Synchronisation state is updated outside the instrumented code: racecheck does not see it as data, and
 // lockstep does not park on it.
