@@ -105,9 +105,10 @@ struct Bar {
     int line, line2;                 // the first line threads arrived from, and another one (synccheck)
     int who1, who2, n1, n2;          // a thread at each line and how many arrived there
     int acc_count, acc_and, acc_or;
+    int op;                          // the first arriver's (__syncthreads_count/_and/_or: what it returns)
     bool active;
 };
-const Bar kFreshBar = {0, 0, 0, 0, 0, -1, -1, 0, 0, 0, 1, 0, true};
+const Bar kFreshBar = {0, 0, 0, 0, 0, -1, -1, 0, 0, 0, 1, 0, BAR_SYNC, true};
 
 struct Launch {
     const emu_launch_cfg* cfg;
@@ -143,6 +144,7 @@ emu_counters g_counters;
 struct PendingCopy { void* dst; const void* src; size_t bytes; unsigned stage; };
 std::vector<std::vector<PendingCopy>> g_pending;
 std::vector<unsigned> g_next_stage;
+size_t g_pending_copies;   // copies issued and not landed, the block's threads together (0: nothing to do at exit)
 
 // --- signals: timeout watchdog and faults ---------------------------------
 sigjmp_buf g_jmp;
@@ -341,7 +343,7 @@ const char* op_name(int op) {
 }
 
 bool try_complete(Warp& w, Thread* t);
-void check_barrier(int b);
+inline void check_barrier(int b);
 
 // Lanes of warp w that a warp op with `mask` waits for: PTX (sm_70+) waits for the *non-exited* threads
 // of the mask, so lanes that exited or never existed (a partial last warp) do not hold it up.
@@ -355,9 +357,10 @@ void land_copies(int linear, unsigned below, bool oldest_only) {
     size_t kept = 0;
     for (size_t i = 0; i < q.size(); ++i) {
         PendingCopy& c = q[i];
-        if (oldest_only ? c.stage == oldest && c.stage < g_next_stage[linear] : c.stage < below)
+        if (oldest_only ? c.stage == oldest && c.stage < g_next_stage[linear] : c.stage < below) {
             memcpy(c.dst, c.src, c.bytes);
-        else
+            g_pending_copies--;
+        } else
             q[kept++] = c;
     }
     q.resize(kept);
@@ -365,7 +368,7 @@ void land_copies(int linear, unsigned below, bool oldest_only) {
 
 void thread_exit(Thread* t) {
     if (race_flush) race_flush();
-    land_copies(t->linear, ~0u, false);   // copies a thread never waited for still land (the GPU completes them)
+    if (g_pending_copies) land_copies(t->linear, ~0u, false);   // copies never waited for still land (the GPU completes them)
     t->state = ST_DONE;
     L.done++;
     Warp& w = L.warps[t->warp];
@@ -374,7 +377,8 @@ void thread_exit(Thread* t) {
     w.steps = 0;
     // An exited thread counts as arrived (sm_70+): the barriers it would have held up may complete now,
     // and so may warp ops of its warp waiting for it.
-    for (size_t b = 0; b < L.bars.size(); ++b)
+    check_barrier(0);
+    for (size_t b = 1; b < L.bars.size(); ++b)
         if (L.bars[b].active && t->linear >= L.bars[b].base && t->linear < L.bars[b].base + L.bars[b].size)
             check_barrier((int)b);
     for (unsigned m = w.waiting; m; m &= m - 1) {
@@ -518,7 +522,9 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long val, int ar
     t->op = op; t->mask = mask; t->val = val; t->src = src; t->pred = (int)val; t->line = line;
     t->state = ST_WARP;
     w.waiting |= 1u << lane;
-    if (!try_complete(w, t)) {
+    const unsigned need = live(w, mask);
+    // (the O(1) test inline: every lane but the last to arrive just waits)
+    if ((w.waiting & need) != need || !try_complete(w, t)) {
         yield_to_next(t, false);
         return t->result;
     }
@@ -575,8 +581,7 @@ int find_bar(int base, int size) {
 }
 
 // Threads of [base, base + size) that have exited (whole warps by popcount, the edges lane by lane).
-int exited_in(int base, int size) {
-    if (base == 0 && size == L.n) return L.done;
+int exited_in_range(int base, int size) {
     int count = 0;
     for (int i = base; i < base + size;) {
         const Warp& w = L.warps[i >> 5];
@@ -586,11 +591,23 @@ int exited_in(int base, int size) {
     }
     return count;
 }
+inline int exited_in(int base, int size) {
+    return (base == 0 && size == L.n) ? L.done : exited_in_range(base, size);   // the block: O(1)
+}
 
 // Complete barrier b if every thread of its range has arrived or exited.
-void check_barrier(int b) {
+void complete_barrier(int b);
+inline void check_barrier(int b) {
+    const Bar& br = L.bars[b];
+    if (b == 0) {   // the block's barrier: always active, the whole block
+        if (br.arrived != 0 && br.arrived >= L.n - L.done) complete_barrier(0);
+        return;
+    }
+    if (br.active && br.arrived != 0 && br.arrived >= br.size - exited_in(br.base, br.size)) complete_barrier(b);
+}
+
+void complete_barrier(int b) {
     Bar& br = L.bars[b];
-    if (!br.active || br.arrived == 0 || br.arrived < br.size - exited_in(br.base, br.size)) return;
     if (br.line2 && (L.cfg->flags & EMU_FLAG_SYNCCHECK)) {
         // report the line fewer threads reached (usually the one inside the divergent branch)
         bool second = br.n2 < br.n1;
@@ -601,15 +618,14 @@ void check_barrier(int b) {
              "the GPU treats both as one barrier, but CUDA requires every thread of the block to reach the same one",
              second ? br.n2 : br.n1, line, second ? br.n1 : br.n2, other);
     }
-    int op = -1;
-    for (int i = br.base; i < br.base + br.size; ++i) {
-        Thread& o = L.threads[i];
-        if (o.state == ST_BARRIER && o.bar == b && op < 0) op = o.op;
-    }
-    int result = op == BAR_COUNT ? br.acc_count : op == BAR_AND ? br.acc_and : op == BAR_OR ? br.acc_or : 0;
-    for (int i = br.base; i < br.base + br.size; ++i) {
-        Thread& o = L.threads[i];
-        if (o.state == ST_BARRIER && o.bar == b) { o.result = (unsigned long long)result; release(o); }
+    const int op = br.op;
+    const unsigned long long result = op == BAR_COUNT ? br.acc_count : op == BAR_AND ? br.acc_and
+                                      : op == BAR_OR ? br.acc_or : 0;
+    // one pass over the range (the hot path of every __syncthreads)
+    Thread* const th = L.threads.data();
+    for (int i = br.base, end = br.base + br.size; i < end; ++i) {
+        Thread& o = th[i];
+        if (o.state == ST_BARRIER && o.bar == b) { o.result = result; release(o); }
     }
     int base = br.base, size = br.size;
     br = kFreshBar;
@@ -623,17 +639,19 @@ void check_barrier(int b) {
 
 }  // namespace
 
-int group_barrier(int base, int size, int op, int pred, int line) {
-    Thread* t = g_cur;
-    if (race_flush) race_flush();
-    int b = (base == 0 && size == L.n) ? 0 : find_bar(base, size);
+namespace {
+
+// Arrival at barrier b (0: the whole block, the hot path of every __syncthreads; inlined into both callers).
+__attribute__((always_inline)) inline int arrive(Thread* t, int b, int op, int pred, int line) {
     Bar& br = L.bars[b];
     t->state = ST_BARRIER;
     t->line = line;
     t->op = op;
     t->bar = b;
-    if (br.arrived == 0 || line == br.line) {
-        if (br.arrived == 0) { br.line = line; br.who1 = t->linear; }
+    if (br.arrived == 0) {
+        br.line = line; br.who1 = t->linear; br.op = op;
+        br.n1++;
+    } else if (__builtin_expect(line == br.line, 1)) {
         br.n1++;
     } else {
         if (!br.line2) { br.line2 = line; br.who2 = t->linear; }
@@ -650,7 +668,19 @@ int group_barrier(int base, int size, int op, int pred, int line) {
     return (int)t->result;
 }
 
-int barrier(int op, int pred, int line) { return group_barrier(0, L.n, op, pred, line); }
+}  // namespace
+
+int group_barrier(int base, int size, int op, int pred, int line) {
+    Thread* t = g_cur;
+    if (race_flush) race_flush();
+    return arrive(t, (base == 0 && size == L.n) ? 0 : find_bar(base, size), op, pred, line);
+}
+
+int barrier(int op, int pred, int line) {
+    Thread* t = g_cur;
+    if (race_flush) race_flush();
+    return arrive(t, 0, op, pred, line);
+}
 
 void tile_collective(int base, int size, int line, const void* mine, unsigned bytes, int src, void* out) {
     Thread* t = g_cur;
@@ -684,6 +714,7 @@ void sync_epoch() { g_epoch++; }
 void async_copy(void* dst, const void* src, size_t bytes) {
     int i = g_cur->linear;
     g_pending[i].push_back(PendingCopy{dst, src, bytes, g_next_stage[i]});
+    g_pending_copies++;
 }
 
 void async_commit() { g_next_stage[g_cur->linear]++; }
@@ -975,7 +1006,9 @@ void run_block() {
     L.bars.assign(1, kFreshBar);
     L.bars[0].size = n;
     if ((int)g_pending.size() < n) g_pending.resize(n);
-    for (int i = 0; i < n; ++i) g_pending[i].clear();
+    if (g_pending_copies)   // left by an aborted block (of any size)
+        for (auto& q : g_pending) q.clear();
+    g_pending_copies = 0;
     g_next_stage.assign(n, 0);
     L.done = 0;
     L.waits = 0;
