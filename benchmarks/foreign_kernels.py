@@ -12,6 +12,10 @@ for an exported tree). Nothing third-party is stored in this repository.
 
 Each case ends as one of:
   ok          the outputs match the numpy reference
+  bug-found   the case documents a bug in the upstream kernel (Case.bug) and it was reported: on the emulator
+              the error kind under the check that finds it (memcheck for out-of-bounds), with its line; on the
+              GPU an illegal-address fault (counted with ok: the right outcome)
+  MISSED-BUG  such a case ran clean (counted with WRONG)
   WRONG       it ran without an error and gave a different result (a silent wrong result: the worst outcome)
   error:<K>   a kernels error of kind K (compile, unsupported, deadlock, ...) with the line it names
 A result is a *clear error* when it is not WRONG and names a source line.
@@ -19,6 +23,7 @@ A result is a *clear error* when it is not WRONG and names a source line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
 import os
@@ -61,6 +66,10 @@ def _compare(case, name, got, want):
     return None
 
 
+# the check that reports a documented upstream bug of each kind (Case.bug)
+BUG_CHECKS = {"out_of_bounds": ("memcheck",), "race": ("racecheck",), "deadlock": ("synccheck",)}
+
+
 def run_case(corpus, case, files, modules):
     src = corpus.sources[case.source]
     t0 = time.perf_counter()
@@ -81,14 +90,21 @@ def run_case(corpus, case, files, modules):
         bufs = case.make(rng)
         inputs = [b.copy() if isinstance(b, np.ndarray) else b for b in bufs]
         dev = [kernels.asarray(b) if isinstance(b, np.ndarray) else b for b in bufs]
-        for l in case.launches:
-            fn = mod.get_function(l.kernel)
-            args = tuple(dev[i[0]].reshape(-1)[i[1]:] if isinstance(i, tuple) else dev[i] for i in l.args)
-            if l.cooperative:
-                fn(l.grid, l.block, args, shared_mem=l.shared_mem, enable_cooperative_groups=True)
-            else:
-                fn(l.grid, l.block, args, shared_mem=l.shared_mem)
-        kernels.synchronize()
+        with kernels.check(*BUG_CHECKS[case.bug[0]]) if case.bug else contextlib.nullcontext():
+            for l in case.launches:
+                fn = mod.get_function(l.kernel)
+                args = tuple(dev[i[0]].reshape(-1)[i[1]:] if isinstance(i, tuple) else dev[i] for i in l.args)
+                if l.cooperative:
+                    fn(l.grid, l.block, args, shared_mem=l.shared_mem, enable_cooperative_groups=True)
+                else:
+                    fn(l.grid, l.block, args, shared_mem=l.shared_mem)
+            kernels.synchronize()
+        if case.bug:
+            # it ran clean: the emulator missed a bug the GPU faults on (as bad as a silent wrong result)
+            out["status"] = "MISSED-BUG"
+            out["detail"] = f"no {case.bug[0]} error reported: {case.bug[1]}"
+            out["seconds"] = round(time.perf_counter() - t0, 3)
+            return out
         got = [kernels.asnumpy(d) if isinstance(b, np.ndarray) else b for b, d in zip(bufs, dev)]
         want = case.ref(inputs) if case.ref else {}
         problems = []
@@ -106,13 +122,18 @@ def run_case(corpus, case, files, modules):
         if problems:
             out["detail"] = "; ".join(problems)
     except kernels.KernelError as exc:
-        out["status"] = f"error:{exc.kind}"
+        out["status"] = "bug-found" if case.bug and exc.kind == case.bug[0] and exc.line else f"error:{exc.kind}"
         out["error_class"] = type(exc).__name__
         out["line"] = exc.line
         out["kernel"] = exc.kernel
         out["detail"] = exc.message[:400]
         out["source_line"] = (exc.source_line or "").strip()[:160]
     except Exception as exc:  # a bug in the harness or the runtime itself: say so loudly
+        if case.bug and kernels.backend() == "cupy" and "illegal" in str(exc).lower():
+            out["status"] = "bug-found"      # the GPU faulted on the documented bug: its truth
+            out["detail"] = f"{type(exc).__name__}: {exc}"[:400]
+            out["seconds"] = round(time.perf_counter() - t0, 3)
+            return out
         out["status"] = "error:harness"
         out["detail"] = f"{type(exc).__name__}: {exc}"[:400]
         out["traceback"] = traceback.format_exc()[-2000:]
@@ -126,13 +147,13 @@ def summarize(results):
         rs = [r for r in results if r["batch"] == batch]
         if not rs:
             continue
-        ok = sum(r["status"] == "ok" for r in rs)
-        wrong = sum(r["status"] == "WRONG" for r in rs)
+        ok = sum(r["status"] in ("ok", "bug-found") for r in rs)
+        wrong = sum(r["status"] in ("WRONG", "MISSED-BUG") for r in rs)
         errs = [r for r in rs if r["status"].startswith("error")]
         clear = sum(1 for r in errs if r.get("line"))
         dead = sum(r["status"] == "error:deadlock" for r in rs)
         kern = sum(len(r["kernels"]) for r in rs)
-        kern_ok = sum(len(r["kernels"]) for r in rs if r["status"] == "ok")
+        kern_ok = sum(len(r["kernels"]) for r in rs if r["status"] in ("ok", "bug-found"))
         rows.append((batch, len(rs), kern, ok, kern_ok, wrong, len(errs), clear, dead))
     return rows
 
@@ -176,8 +197,10 @@ def main():
     ap.add_argument("--compare", nargs=2, metavar=("CPU_JSON", "GPU_JSON"))
     ap.add_argument("--dump", help="write each source's assembled TU into this folder")
     ap.add_argument("--source", help="only the cases of this source id")
-    ap.add_argument("--isolate", action="store_true",
-                    help="one process per source (on a GPU a fault of one kernel cannot poison the others' context)")
+    ap.add_argument("--isolate", nargs="?", const="all", choices=("all", "bugs"),
+                    help="one process per source (on a GPU a fault of one kernel cannot poison the others' context); "
+                         "'bugs': only the sources of cases that document an upstream bug (Case.bug), the rest in "
+                         "this process")
     a = ap.parse_args()
     if a.compare:
         compare(*a.compare)
@@ -200,11 +223,15 @@ def main():
                 code, where = assemble(files, src)
                 (Path(a.dump) / (src.id.replace("/", "_") + ".cu")).write_text(code)
     results = []
+    isolated = set()
     if a.isolate:
         for corpus in chosen:
             for sid in corpus.sources:
                 if not any(c.source == sid and fnmatch.fnmatch(c.id, a.select) for c in corpus.cases):
                     continue
+                if a.isolate == "bugs" and not any(c.source == sid and c.bug for c in corpus.cases):
+                    continue
+                isolated.add(sid)
                 with tempfile.TemporaryDirectory() as tmp:
                     part = Path(tmp) / "part.json"
                     cmd = [sys.executable, __file__, "--batch", corpus.batch, "-k", a.select, "--source", sid,
@@ -220,18 +247,18 @@ def main():
                                                 "backend": kernels.backend(), "status": "error:process",
                                                 "detail": proc.stderr[-400:], "seconds": 0.0})
                     print(f"{sid:40} {proc.returncode}", file=sys.stderr, flush=True)
-        print_table(results)
-        if a.json:
-            Path(a.json).write_text(json.dumps(results, indent=1))
-        return
-    for corpus in chosen:
+    for corpus in chosen if a.isolate != "all" else ():
         modules = {}
         for case in corpus.cases:
             if not fnmatch.fnmatch(case.id, a.select) or (a.source and case.source != a.source):
                 continue
+            if case.source in isolated:
+                continue
             r = run_case(corpus, case, files, modules)
             results.append(r)
             print(f"{r['id']:60} {r['status']:16} {r['seconds']:6.2f}s", file=sys.stderr, flush=True)
+    order = {c.id: i for i, c in enumerate(c for corpus in chosen for c in corpus.cases)}
+    results.sort(key=lambda r: order.get(r["id"], len(order)))
     print_table(results)
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))

@@ -87,6 +87,10 @@ class Case:
     bf16: Tuple[int, ...] = ()         # buffer indices holding bf16 bits (uint16): compared as float
     note: str = ""
     check: Optional[Callable[[list, list], Optional[str]]] = None   # (outputs, inputs) -> problem or None
+    # A bug in the upstream kernel itself (found by this corpus), as (error kind, description): the case passes
+    # when it is reported. The emulator runs it under the check that reports that kind (out_of_bounds:
+    # memcheck, as compute-sanitizer's memcheck on the GPU); the GPU must fault (an illegal address).
+    bug: Optional[Tuple[str, str]] = None
 
     @property
     def kernels(self) -> List[str]:

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
 RUNTIME_DIR = HERE / "runtime"
 USER_FILE = "kernel.cu"          # name user diagnostics and debug info refer to
-BUILD_FORMAT = "emu-build-5"     # bump when the generated code changes shape
+BUILD_FORMAT = "emu-build-6"     # bump when the generated code changes shape
 
 CXX = os.environ.get("KERNELS_CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-g", "-gdwarf-4", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
@@ -121,6 +121,51 @@ def entry_stubs(callables: Sequence[str]) -> str:
 
 def translation_unit(code: str, callables: Sequence[str]) -> str:
     return f'#line 1 "{USER_FILE}"\n' + rewrite_source(code) + "\n" + entry_stubs(callables)
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+
+
+def _included_headers(code: str, flags: Sequence[str]) -> List[str]:
+    """The <...> headers the user code includes, directly or through its own "..." headers (found on its -I
+    paths), in order of first appearance."""
+    dirs = [f[2:] for f in flags if f.startswith("-I")]
+    found: List[str] = []
+    seen: set = set()
+
+    def scan(text: str, depth: int) -> None:
+        for m in _INCLUDE.finditer(text):
+            kind, name = m.group(1), m.group(2).strip()
+            if kind == "<":
+                if name not in found:
+                    found.append(name)
+                continue
+            for d in dirs:
+                p = Path(d) / name
+                if p.is_file() and str(p) not in seen and depth < 8:
+                    seen.add(str(p))
+                    try:
+                        scan(p.read_text(errors="replace"), depth + 1)
+                    except OSError:
+                        pass
+                    break
+    scan(code, 0)
+    return found
+
+
+def memcheck_translation_unit(code: str, callables: Sequence[str], flags: Sequence[str]) -> str:
+    """The memcheck build's TU: the user code inside an anonymous namespace.
+
+    A template kernel's (or template __device__ function's) `__shared__` array is a function-local static of a
+    template instantiation: a COMDAT object, which GCC's AddressSanitizer never pads with redzones (the linker may
+    pick another TU's copy), so `sh[threadIdx.x]` past the end of a `__shared__ MD sh[8]` in `k<256>` went
+    unreported (LeetCUDA's online_safe_softmax_f32_per_token_kernel, which faults on the H200). Inside an
+    anonymous namespace every instantiation has internal linkage and its statics are ordinary, padded objects.
+    The headers the code includes are included first, outside the namespace (their guards make the user's
+    own #include lines no-ops), so library declarations stay where they belong. Line numbers are unchanged."""
+    pre = "".join(f"#include <{h}>\n" for h in _included_headers(code, flags))
+    return (pre + "namespace {\n" + f'#line 1 "{USER_FILE}"\n' + rewrite_source(code)
+            + "\n}  // namespace (emu memcheck)\n" + entry_stubs(callables))
 
 
 _ARCH = re.compile(r"^(?:-arch|--gpu-architecture)[= ]?(?:compute_|sm_|lto_)(\d+)[a-z]?$")
@@ -303,17 +348,27 @@ def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str
         with tempfile.TemporaryDirectory(dir=d) as tmp:
             tmp_out = Path(tmp) / out.name
             src, stubs = code, {}
-            for round_ in range(MAX_ISOLATION_ROUNDS):
+            wrapped = mode == "memcheck"
+            round_ = 0
+            while True:
                 try:
-                    _compile(mode, tmp, translation_unit(src, callables), code, flags, objs, tmp_out)
+                    unit = (memcheck_translation_unit(src, callables, flags) if wrapped
+                            else translation_unit(src, callables))
+                    _compile(mode, tmp, unit, code, flags, objs, tmp_out)
                     break
                 except CompileError as exc:
                     errs = user_errors(exc.log)
                     new, done, outside = isolate.stub(src, errs) if errs else (src, {}, [])
-                    if outside or not done or new == src or round_ == MAX_ISOLATION_ROUNDS - 1:
+                    if outside or not done or new == src or round_ >= MAX_ISOLATION_ROUNDS - 1:
+                        if wrapped:
+                            # maybe code the namespace does not fit (a specialisation of a library template,
+                            # ...): start over with the plain TU (no redzones for template statics)
+                            wrapped, src, stubs, round_ = False, code, {}, 0
+                            continue
                         raise
                     stubs.update(done)
                     src = new
+                    round_ += 1
             if stubs:
                 meta = Path(tmp) / (out.name + ".stubs.json")
                 meta.write_text(json.dumps({k: list(v) for k, v in stubs.items()}))

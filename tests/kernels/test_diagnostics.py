@@ -244,6 +244,93 @@ extern "C" __global__ void smem_oob(float* out) {
     assert ei.value.thread == (32, 0, 0) and "tile" in ei.value.message
 
 
+# A template's __shared__ array is a COMDAT static that GCC's ASan gives no redzone; memcheck builds the user code
+# inside an anonymous namespace so it gets one (LeetCUDA's online softmax read past `__shared__ MD shared[8]`
+# unreported; the H200 faults on it).
+OOB_TEMPLATE = r'''
+#include <cuda_fp16.h>
+struct __align__(8) MD { float m; float d; };
+template <int WARPS>
+__device__ float warp_partial(float v) {
+    static __shared__ float part[WARPS];
+    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
+    __syncthreads();
+    return part[threadIdx.x % 32];                // every lane < 32 reads: past part[WARPS]
+}
+template <int NT>
+__global__ void tmpl(const float* x, float* y, int helper) {
+    __shared__ MD sh[NT / 32];
+    if (threadIdx.x % 32 == 0) { sh[threadIdx.x / 32].m = x[threadIdx.x]; sh[threadIdx.x / 32].d = 1.0f; }
+    __syncthreads();
+    if (helper) { y[threadIdx.x] = warp_partial<NT / 32>(x[threadIdx.x]); return; }
+    if (threadIdx.x < 32) { MD v = sh[threadIdx.x]; y[threadIdx.x] = v.m + v.d; }   // past sh[NT / 32]
+}
+'''
+
+
+@pytest.mark.parametrize("helper", [0, 1], ids=["kernel_template", "device_function_template"])
+def test_shared_out_of_bounds_in_a_template_memcheck(cpu, helper):
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(OOB_TEMPLATE, "tmpl<256>", (1,), (256,),
+                   [np.ones(256, np.float32), np.zeros(256, np.float32), np.int32(helper)],
+                   names=["tmpl<256>"])
+    want = "return part[threadIdx.x % 32];" if helper else "MD v = sh[threadIdx.x];"
+    assert ei.value.line == line_of(OOB_TEMPLATE, want)
+    assert ei.value.thread == (8, 0, 0)            # the first lane past the 8 entries
+
+
+def test_memcheck_builds_code_the_anonymous_namespace_does_not_fit(cpu):
+    # a specialisation of a library template cannot sit in the anonymous namespace: the wrapped TU fails to
+    # compile, and the plain one is used (no redzones for template statics, ordinary ones still checked)
+    src = r'''
+#include <cuda/std/limits>
+struct Key { int k; };
+template <> struct cuda::std::numeric_limits<Key> {
+    static constexpr bool is_specialized = true;
+    __device__ static constexpr Key max() { return Key{1 << 20}; }
+};
+extern "C" __global__ void oob(float* out) {
+    __shared__ float tile[32];
+    tile[threadIdx.x] = cuda::std::numeric_limits<Key>::max().k;      // 33 threads
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x % 32];
+}'''
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(src, "oob", (1,), (33,), [np.zeros(33, np.float32)])
+    assert ei.value.line == line_of(src, "tile[threadIdx.x] = cuda::std::numeric_limits")
+
+
+@pytest.mark.gpu
+def test_shared_out_of_bounds_in_a_template_faults_on_the_gpu():
+    """The hardware truth for the case above: the launch faults (in a child process: the fault poisons the
+    CUDA context)."""
+    from kernels import _config
+    if not _config._gpu_available():
+        pytest.skip("no CUDA GPU visible to cupy")
+    script = textwrap.dedent('''
+        import sys, numpy as np, kernels
+        sys.path.insert(0, sys.argv[1])
+        from test_diagnostics import OOB_TEMPLATE
+        from kernel_launch import launch
+        try:
+            launch(OOB_TEMPLATE, "tmpl<256>", (1,), (256,),
+                   [np.ones(256, np.float32), np.zeros(256, np.float32), np.int32(0)],
+                   name_expressions=["tmpl<256>"])
+            import cupy; cupy.cuda.runtime.deviceSynchronize()
+            print("no fault")
+        except Exception as e:
+            print("fault", type(e).__name__, e)
+    ''')
+    env = dict(os.environ, KERNELS_BACKEND="cupy")
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith("fault") and "illegal" in proc.stdout.lower(), proc.stdout + proc.stderr
+
+
 def test_dynamic_shared_memory_past_shared_mem(cpu):
     src = r'''
 extern "C" __global__ void dyn(float* out) {
