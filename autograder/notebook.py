@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
-import nbformat
-
 from . import markers
+
+# nbformat is imported where it is used: importing it costs ~2 s (jsonschema's format checkers), and
+# every notebook kernel imports this module through ``autograder.lesson``.
 
 LESSON_MIME = "application/vnd.autograder.lesson+json"
 GRADE_MIME = "application/vnd.autograder.grade+json"
@@ -23,12 +24,13 @@ class NotebookReadError(ValueError):
     """A submitted file that is not a readable notebook; ``str(exc)`` is the Chinese explanation."""
 
 
-def read(path) -> nbformat.NotebookNode:
+def read(path):
     """Read a notebook (any nbformat 4.x, with or without cell ids, BOM, CRLF).
 
     Raises ``NotebookReadError`` (a ValueError) with a Chinese, actionable
     message for an empty file, a non-JSON file or JSON that is not a notebook.
     """
+    import nbformat
     p = Path(path)
     raw = p.read_bytes()            # FileNotFoundError / IsADirectoryError go to the caller
     if not raw.strip():
@@ -105,7 +107,8 @@ def restore_grade_ids(nb, template) -> List[str]:
         if cand is None and editable:
             cand = by_source()
         if cand is not None:
-            cand.setdefault("metadata", nbformat.NotebookNode())
+            from nbformat import NotebookNode
+            cand.setdefault("metadata", NotebookNode())
             cand.metadata["nbgrader"] = copy.deepcopy(nbgrader_meta(tc))
             used.add(id(cand))
             restored.append(g)
@@ -185,7 +188,7 @@ def _blank(text: str, code: bool = True) -> str:
         return text
 
 
-def filled(nb) -> nbformat.NotebookNode:
+def filled(nb):
     """A solutions/ notebook with markers stripped, i.e. a fully answered submission."""
     out = copy.deepcopy(nb)
     for c in out.cells:
@@ -193,7 +196,7 @@ def filled(nb) -> nbformat.NotebookNode:
     return out
 
 
-def released(nb) -> nbformat.NotebookNode:
+def released(nb):
     """The notebook nbgrader generate_assignment releases for the solutions/ notebook ``nb``
     (nbgrader's own preprocessors, run in-process; see ``autograder.judge.template``)."""
     from .judge.template import release

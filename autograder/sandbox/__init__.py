@@ -24,7 +24,8 @@ hold the proofs.
 """
 from __future__ import annotations
 
-from .core import (Limits, Outcome, SandboxUnavailable, available, run, unavailable_reason,
-                   MODES)
+from .core import (MODES, Limits, Outcome, SandboxUnavailable, available, run, unavailable_reason,
+                   will_isolate)
 
-__all__ = ["Limits", "Outcome", "SandboxUnavailable", "available", "run", "unavailable_reason", "MODES"]
+__all__ = ["Limits", "Outcome", "SandboxUnavailable", "available", "run", "unavailable_reason", "will_isolate",
+           "MODES"]

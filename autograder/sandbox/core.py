@@ -89,6 +89,11 @@ def available() -> bool:
     return unavailable_reason() is None
 
 
+def will_isolate(mode: str) -> bool:
+    """Whether ``run(..., mode=mode)`` will run sandboxed here (``require`` raises there when it cannot)."""
+    return mode != "off" and available()
+
+
 # ----------------------------------------------------------------------------- what the sandbox sees
 
 def python_roots() -> List[str]:
