@@ -72,6 +72,13 @@ def prepare_for_run(nb, cfg, solution=None, notes: Optional[List[str]] = None) -
             cell.pop("attachments", None)
     if edited and notes is not None:
         notes.append(f"只读单元格 {'、'.join(edited)} 被修改过；评分时已恢复原样（与 nbgrader 评分相同），你的修改不参与评分。")
+    from .judge.scorers import get as scorer
+    for iid, item in cfg["items"].items():      # test cells get their hidden tests back, locked or not
+        if not scorer(item["kind"]).code:
+            continue
+        gid = test_grade_id(iid, item)
+        if gid in cells and gid in sol_cells:
+            cells[gid].source = nbio.fill_source(sol_cells[gid].source)
     return run_nb
 
 

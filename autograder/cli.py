@@ -4,6 +4,7 @@
     autograder hint LESSON ITEM [--level N]
     autograder generate ...   -> autograder.generate.main(argv)
     autograder grade ...      -> autograder.batch.main(argv)
+    autograder export ...     -> autograder.batch.export_main(argv)
     autograder demo ...       -> autograder.batch.demo_main(argv)
 
 ``check`` exits 0 when the notebook passes (score >= pass_score, no veto), else 1;
@@ -20,7 +21,8 @@ from typing import List, Optional
 # subcommands implemented elsewhere: name -> (module, function); each gets the remaining argv
 DELEGATED = {
     "generate": ("autograder.generate", "main", "solutions/ -> lessons/ through nbgrader"),
-    "grade": ("autograder.batch", "main", "instructor batch grading (nbgrader autograde + rubric)"),
+    "grade": ("autograder.batch", "main", "instructor batch grading (sandboxed, inside nbgrader, resumable)"),
+    "export": ("autograder.batch", "export_main", "the gradebook as a Canvas or Moodle CSV"),
     "demo": ("autograder.batch", "demo_main", "grade the bundled example submissions"),
 }
 

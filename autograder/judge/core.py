@@ -56,15 +56,15 @@ class Context:
     """What scorers read: the (repaired) submission, its template, the extracted sources, the machine."""
 
     def __init__(self, lesson: dict, nb, template_nb, *, seed: int, backend: str, settings: GradingSettings,
-                 layout: CourseLayout, work: Optional[Path], executed_nb=None):
+                 layout: CourseLayout, work: Optional[Path], executed=None):
         self.lesson, self.nb, self.template = lesson, nb, template_nb
         self.seed, self.backend, self.settings, self.layout = seed, backend, settings, layout
-        self.work, self.executed_nb = work, executed_nb
+        self.work = work
+        self._test_run = executed
         self.extracted = sources.extract_all(nb, lesson)
         self.answers: Dict[str, str] = {}
         self.notes: List[str] = []
         self._cases = None
-        self._test_run = None
         self.sandboxed: Optional[bool] = None
 
     def source_problem(self, item_id: str) -> str:
@@ -129,6 +129,14 @@ def _zero(cfg, message: str) -> List[ItemScore]:
                       grade_id=scorers.grade_id(iid, it)) for iid, it in cfg["items"].items()]
 
 
+def unreadable_verdict(cfg: dict, message: str, *, seed=None, settings=None) -> Verdict:
+    """The verdict on a file that is not a readable notebook: every item 0, the reason as the error."""
+    return Verdict(lesson=cfg["id"], items=tuple(_zero(cfg, "未评分：文件不是可读的笔记本")),
+                   pass_score=float(cfg["settings"]["pass_score"]), errors=(message,), seed=seed,
+                   backend=machine_backend(settings or GradingSettings()), grader_version=grader_version(),
+                   rubric_hash=rubric_hash(cfg))
+
+
 def source_shape_vetoes(ctx: Context) -> List[Veto]:
     """Python added to (or changed in) a source cell besides the CUDA literal counts as an edit outside the
     blanks, e.g. ``L.grade = lambda *a, **k: None`` after the string."""
@@ -147,11 +155,12 @@ def source_shape_vetoes(ctx: Context) -> List[Veto]:
 
 def judge(submission_nb, lesson_id: str, *, seed: Optional[int] = None, backend: Optional[str] = None,
           settings: Optional[GradingSettings] = None, layout: Optional[CourseLayout] = None,
-          executed_nb=None, hints_used: Optional[Dict[str, int]] = None, notes=(), work=None) -> Verdict:
+          executed=None, hints_used: Optional[Dict[str, int]] = None, notes=(), work=None) -> Verdict:
     """Grade one submitted notebook (a NotebookNode as submitted: not executed by us, not trusted).
 
-    ``backend``: the grader's record of where kernels run (default: this machine). ``executed_nb``: the
-    notebook already run for feedback (``test`` items reuse it instead of running again). ``hints_used``:
+    ``backend``: the grader's record of where kernels run (default: this machine). ``executed``: the
+    ``execute.Execution`` of this notebook prepared by ``check.prepare_for_run`` and already run for
+    feedback (``test`` items reuse it instead of running it again). ``hints_used``:
     usage recorded outside the notebook (the sidecar file). ``work``: a private directory for the sandboxes
     (default: a fresh temporary one).
     """
@@ -186,11 +195,16 @@ def judge(submission_nb, lesson_id: str, *, seed: Optional[int] = None, backend:
             notes.append(f"笔记本缺少 nbgrader 单元格元数据（可能用 VS Code / Google Colab 打开保存过，或把单元格复制到了新笔记本），"
                          f"已按模板找回 {len(restored)} 个评分单元格：{'、'.join(restored)}。")
     ctx = Context(cfg, nb, tpl, seed=seed, backend=backend, settings=settings, layout=layout, work=work,
-                  executed_nb=executed_nb)
+                  executed=executed)
     errors: List[str] = []
     items = []
-    for iid, it in cfg["items"].items():
-        items.append(scorers.get(it["kind"]).score(ctx, iid, it))
+    try:
+        for iid, it in cfg["items"].items():
+            items.append(scorers.get(it["kind"]).score(ctx, iid, it))
+    finally:
+        if work is None and ctx.work is not None:
+            from ..sandbox import core as sbx
+            sbx.reclaim(ctx.work)
     usage = hints.merge_usage(hints.usage_from_notebook(submission_nb), hints_used or {})
     penalties = hints.penalties(cfg, usage, cfg["settings"]["hint_penalty"])
     for k, e in enumerate(items):
