@@ -86,6 +86,8 @@ def run(nb, *, lesson: Optional[dict] = None, settings=None, layout=None, work=N
             error = f"整本笔记本运行超过 {time_limit_s:g} 秒的时间限制，已被终止（可能有死循环或过慢的单元格）。"
         elif out.killed == "memory":
             error = f"笔记本运行占用内存超过 {settings.memory_mb} MB，已被终止（可能分配了过大的数组）。"
+        elif out.killed == "disk":
+            error = "笔记本运行写出的文件过多或过大（超过沙箱的磁盘限额），已被终止。"
         elif out.rc == 3:
             error = f"有单元格运行超过 {cell_timeout_s} 秒（单元格时间限制），后续单元格没有运行。"
         elif out.rc == 4:

@@ -66,6 +66,34 @@ def strip_outputs(nb) -> None:
             c.execution_count = None
 
 
+def normalize_nbgrader_metadata(nb, template) -> None:
+    """Cells nbgrader knows get exactly the template's nbgrader metadata (their source is the learner's);
+    any other cell claiming nbgrader metadata (an extra grade id, a duplicate, a cell pasted from another
+    lesson, forged points) loses it. So nbgrader's own steps never trip over metadata a learner can edit."""
+    import copy as _copy
+
+    from .. import notebook as nbio
+    want = {nbio.grade_id(c): c for c in template.cells if nbio.grade_id(c)}
+    seen = set()
+    for c in nb.cells:
+        meta = c.get("metadata") or {}
+        if "nbgrader" not in meta:
+            continue
+        gid = nbio.grade_id(c)
+        if gid in want and gid not in seen:
+            meta["nbgrader"] = _copy.deepcopy(want[gid].metadata["nbgrader"])
+            seen.add(gid)
+            if c.cell_type != want[gid].cell_type:        # an answer cell saved as raw, a source cell as markdown
+                c.cell_type = want[gid].cell_type
+                if c.cell_type == "code":
+                    c["outputs"], c["execution_count"] = [], None
+                else:
+                    c.pop("outputs", None)
+                    c.pop("execution_count", None)
+        else:
+            meta.pop("nbgrader", None)
+
+
 def preflight(sub: Submission, lesson_id: str, cfg: dict, template, layout: CourseLayout):
     """``(notebook text to grade or None, problem or "", notes)``."""
     import nbformat
@@ -87,6 +115,7 @@ def preflight(sub: Submission, lesson_id: str, cfg: dict, template, layout: Cour
     if wrong:
         return None, wrong, []
     notes = check.repair(nb, template)
+    normalize_nbgrader_metadata(nb, template)
     strip_outputs(nb)
     return nbformat.writes(nb), "", notes
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
 import signal
 import sys
 import zipfile
@@ -39,6 +41,25 @@ def trusted_runtime_files() -> Dict[str, str]:
     return files
 
 
+def bundle_dir() -> Path:
+    """Grader-owned store of emulator builds, one folder per (source, options, names, checks, runtime)."""
+    from kernels.cpu.build import cache_dir
+    d = cache_dir() / "judge-builds"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _bundle_key(sources: dict, checks) -> str:
+    import hashlib
+
+    from kernels.cpu.build import runtime_version
+    blob = json.dumps({"sources": sources, "checks": sorted(checks), "runtime": runtime_version()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+BUILD_FILES = ("mod-", "race-", "memcheck-")
+
+
 def _signal_name(rc: int) -> str:
     try:
         return signal.Signals(-rc).name
@@ -51,6 +72,8 @@ def _why_lost(out: sbx.Outcome, settings: GradingSettings, wall: float) -> tuple
         return "timeout", f"运行超时：评测进程超过 {wall:g} 秒没有结束（kernel 死循环或过慢），已被终止"
     if out.killed == "memory":
         return "memory", f"内存超限：评测进程占用内存超过 {settings.memory_mb} MB，已被终止"
+    if out.killed == "disk":
+        return "crash", "评测进程写出的文件超过磁盘限额，已被终止"
     if out.rc is not None and out.rc < 0:
         name = _signal_name(out.rc)
         what = {"SIGSEGV": "段错误（非法内存访问）", "SIGBUS": "总线错误", "SIGABRT": "程序中止",
@@ -80,6 +103,42 @@ class SandboxExecutor:
         self.backend = backend
         self.sandboxed: Optional[bool] = None
         self.rounds: List[sbx.Outcome] = []
+
+    def _shared_builds(self, sources: dict, checks, wall: float) -> Dict[str, str]:
+        """Emulator builds of these sources, made once and shared read-only: a build-only sandbox (the
+        compiler runs, the learner's code does not) fills the grader's store the first time a source is
+        seen; every later submission with the same source links the same files, unable to change them."""
+        key = _bundle_key(sources, checks)
+        store = bundle_dir() / key
+        if not store.is_dir():
+            build = self.work / "build"
+            build.mkdir(parents=True, exist_ok=True)
+            (build / "job.json").write_text(json.dumps({"sources": sources, "checks": list(checks)}), encoding="utf-8")
+            env = {"KERNELS_BACKEND": "cpu", "KERNELS_CACHE_DIR": "{work}/buildcache", "KERNELS_CHECK": "",
+                   "AUTOGRADER_RUNNING": "1"}
+            ro = {f"buildcache/{k[len('cache/'):]}": v for k, v in trusted_runtime_files().items()}
+            out = sandbox.run([sys.executable, "-m", "autograder.judge.runner", "--build-only", "build"], self.work,
+                              limits=self.settings.limits(wall), env=env, mode=self.settings.sandbox, ro_files=ro)
+            raw = sbx.read_result(build / "built.json", 1)
+            try:
+                built = json.loads(raw) if raw else {}
+            except ValueError:
+                built = {}
+            if out.rc != 0 or not built or any(v != "built" for v in built.values()):
+                return {}                      # a compile error: the runner reports it where it belongs
+            tmp = bundle_dir() / f".{key}.{os.getpid()}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            for f in (self.work / "buildcache" / "cpu").iterdir():
+                if f.name.startswith(BUILD_FILES) and not f.name.endswith(".lock") and f.is_file() \
+                        and not f.is_symlink():
+                    shutil.copyfile(f, tmp / f.name)
+                    os.chmod(tmp / f.name, 0o755 if f.name.startswith("memcheck-") else 0o644)
+            try:
+                os.rename(tmp, store)
+            except OSError:                     # another worker stored the same build first
+                shutil.rmtree(tmp, ignore_errors=True)
+        return {f"cache/cpu/{f.name}": str(f) for f in store.iterdir()}
 
     def _devices(self) -> List[str]:
         if self.backend != "cupy":
@@ -128,6 +187,8 @@ class SandboxExecutor:
                                                       "slow_failures": list(SLOW_FAILURES),
                                                       "sources": sources, "cases": spec_cases}), encoding="utf-8")
             wall = self.settings.cases_time_limit_s
+            if isolated and self.backend == "cpu":
+                ro = {**ro, **self._shared_builds(sources, checks, wall)}
             from kernels.cpu.build import cache_dir
             # isolated: a private build cache (a submission must never write a build another one links);
             # not isolated, the learner's own code runs as the user anyway, and the shared cache saves compiles

@@ -43,6 +43,31 @@ def _write_json(path: Path, data) -> None:
     os.replace(tmp, path)
 
 
+def build_only(job_dir: Path) -> int:
+    """Compile every source in every mode the checks need and stop: no launch, nothing of the learner's
+    code runs here, so what it leaves in the build cache is the honest build of the source
+    (``autograder.judge.executor`` shares it with later submissions of the same source)."""
+    import kernels
+    from kernels import errors as kerr
+    job = json.loads((job_dir / "job.json").read_text(encoding="utf-8"))
+    out = {}
+    for sid, spec in job["sources"].items():
+        try:
+            mod = kernels.RawModule(code=spec["code"], options=tuple(spec["options"]),
+                                    name_expressions=spec["name_expressions"] or None)
+            impl = mod._impl
+            impl.compile()
+            if "racecheck" in job.get("checks", ()):
+                impl.race_lib()
+            if "memcheck" in job.get("checks", ()):
+                impl.runner()
+            out[sid] = "built"
+        except kerr.KernelError as exc:
+            out[sid] = exc.kind
+    (job_dir / "built.json").write_text(json.dumps(out), encoding="utf-8")
+    return 0
+
+
 def main(job_dir: str) -> int:
     import kernels
     from kernels import errors as kerr
@@ -109,4 +134,6 @@ def main(job_dir: str) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "--build-only":
+        sys.exit(build_only(Path(sys.argv[2])))
     sys.exit(main(sys.argv[1]))

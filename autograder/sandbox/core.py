@@ -19,6 +19,8 @@ INSIDE = "/sandbox"                 # the private directory as the sandboxed pro
 UID_BASE = 61000                    # sandbox uids when the grader runs as root: UID_BASE + slot
 UID_SLOTS = 256
 POLL_S = 0.05
+DISK_POLL_S = 0.5
+TMPFS_MB = 256
 
 
 class SandboxUnavailable(RuntimeError):
@@ -33,6 +35,8 @@ class Limits:
     address_space_mb: Optional[int] = None   # RLIMIT_AS as well (not where ASan runs: it reserves terabytes)
     procs: int = 64
     file_mb: int = 64                   # largest file the sandbox may write (RLIMIT_FSIZE)
+    disk_mb: int = 512                  # everything in its private directory together (watched from outside)
+    files: int = 20000                  # files in its private directory
     open_files: int = 512
     output_kb: int = 256                # stdout / stderr kept (the rest is dropped, ``Outcome.truncated``)
 
@@ -44,7 +48,7 @@ class Outcome:
     stderr: str = ""
     seconds: float = 0.0
     sandboxed: bool = False
-    killed: Optional[str] = None        # "time" | "memory" when the watchdog stopped it
+    killed: Optional[str] = None        # "time" | "memory" | "disk" when the watchdog stopped it
     truncated: bool = False
     peak_rss_mb: float = 0.0
     notes: List[str] = field(default_factory=list)
@@ -143,8 +147,9 @@ def _bwrap_argv(exe: str, work: Path, env: Mapping[str, str], argv: Sequence[str
     for r in python_roots():
         if not r.startswith("/usr/"):
             a += parents(r) + ["--ro-bind", r, r]
-    a += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777",
-          "--tmpfs", "/dev/shm", "--bind", str(work), INSIDE]
+    tmp = str(TMPFS_MB * 2**20)     # RAM-backed: sized, or writing there would hold memory the RSS watch misses
+    a += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", tmp, "--tmpfs", "/tmp", "--perms", "1777",
+          "--size", tmp, "--tmpfs", "/dev/shm", "--bind", str(work), INSIDE]
     for host, inside in ro:
         a += ["--ro-bind", host, inside]
     for d in devices:
@@ -366,10 +371,11 @@ def run(argv: Sequence[str], work: os.PathLike, *, limits: Limits = Limits(), en
         finally:
             out_f.close()
             err_f.close()
-        killed, peak = None, 0.0
+        killed, peak, disk_at = None, 0.0, 0.0
         try:
             while proc.poll() is None:
-                if time.monotonic() - started > limits.wall_s:
+                now = time.monotonic()
+                if now - started > limits.wall_s:
                     killed = "time"
                     break
                 procs = _procs()
@@ -378,6 +384,11 @@ def run(argv: Sequence[str], work: os.PathLike, *, limits: Limits = Limits(), en
                 if rss > limits.memory_mb:
                     killed = "memory"
                     break
+                if now - disk_at > DISK_POLL_S:
+                    disk_at = now
+                    if _too_much_disk(work, limits):
+                        killed = "disk"
+                        break
                 time.sleep(POLL_S)
         finally:
             if proc.poll() is None:
@@ -394,6 +405,30 @@ def run(argv: Sequence[str], work: os.PathLike, *, limits: Limits = Limits(), en
         shutil.rmtree(outdir, ignore_errors=True)
         if slot is not None:
             slot.__exit__(None, None, None)
+
+
+def _too_much_disk(work: Path, limits: Limits) -> bool:
+    """The private directory past ``disk_mb`` or ``files`` (it is on the grader's disk; RLIMIT_FSIZE bounds one
+    file only)."""
+    total, count, todo = 0, 0, [str(work)]
+    while todo:
+        d = todo.pop()
+        try:
+            with os.scandir(d) as it:
+                for e in it:
+                    count += 1
+                    if count > limits.files:
+                        return True
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            todo.append(e.path)
+                        else:
+                            total += e.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total > limits.disk_mb * 2**20
 
 
 def _read_capped(path: Path, kb: int) -> Tuple[str, bool]:
