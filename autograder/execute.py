@@ -26,7 +26,7 @@ if __name__ == "__main__":
 
 import nbformat  # noqa: E402
 
-STARTUP_S = 20          # sandbox + kernel start-up on top of the notebook's own time limit
+STARTUP_S = (5, 20)     # sandbox + kernel start-up on top of the notebook's own limit: a quarter of it, 5..20 s
 SAVE_EVERY_S = 1.0
 TRUNCATED = "\n……（输出过长，已截断）\n"
 
@@ -79,7 +79,8 @@ def run(nb, *, lesson: Optional[dict] = None, settings=None, layout=None, work=N
         argv = [sys.executable, "-m", "autograder.execute", "in.ipynb", "out.ipynb", "--cell-timeout",
                 str(cell_timeout_s), "--cwd", "nb", "--max-output-kb", str(settings.max_output_kb),
                 "--max-notebook-mb", str(settings.max_notebook_mb)]
-        out = sandbox.run(argv, work, limits=settings.limits(time_limit_s + STARTUP_S), env=child_env,
+        slack = max(STARTUP_S[0], min(STARTUP_S[1], time_limit_s / 4))
+        out = sandbox.run(argv, work, limits=settings.limits(time_limit_s + slack), env=child_env,
                           mode=settings.sandbox, ro_files=ro)
         error = None
         if out.killed == "time":
