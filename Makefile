@@ -14,6 +14,9 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
+	# the course's JupyterLab extension (plain JS): an editable install does not copy data files, so link it
+	mkdir -p $(VENV)/share/jupyter/labextensions
+	ln -sfn $(CURDIR)/autograder/labextension $(VENV)/share/jupyter/labextensions/cuda-course-lab
 	touch $@
 
 setup: $(VENV)/.installed

@@ -188,6 +188,18 @@ class FamilyResult:
     reason: str = ""
     max_error: Optional[float] = None
     error_kind: Optional[str] = None       # kernels.errors kind, "mismatch", "unwritten", "nan", ...
+    # evidence of the failing draw (what a student needs to find the bug); JSON-safe: non-finite
+    # values are the strings "NaN" / "inf" / "-inf" (a bare NaN in a notebook output breaks JupyterLab)
+    params: Optional[Dict[str, Any]] = None    # the case's evaluated params, e.g. {"M": 3, "N": 300, "eps": 1e-05}
+    shapes: Optional[Dict[str, List[int]]] = None   # every array of the draw
+    output: Optional[str] = None               # the output compared
+    index: Optional[List[int]] = None          # first mismatching element (row-major order)
+    expected: Any = None
+    got: Any = None
+    tol: Optional[Dict[str, float]] = None     # {"atol", "rtol", "at_index": atol + rtol * |expected|}
+    mismatches: Optional[int] = None           # how many elements failed, of ``size``
+    size: Optional[int] = None
+    diagnostic: Optional[Dict[str, Any]] = None   # runtime/compile diagnostic: kind, kernel, line, source_line, block, thread
 
     def to_dict(self):
         return asdict(self)
@@ -259,9 +271,37 @@ def _fmt(x: float) -> str:
     return f"{x:.1e}"
 
 
+def json_value(x) -> Any:
+    """A float for JSON: finite as is, else "NaN" / "inf" / "-inf"."""
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _first_bad(got, want, bad, atol, rtol, name, evidence) -> None:
+    """Fill ``evidence`` with the first element of ``bad`` (row-major) and its values."""
+    flat = np.flatnonzero(bad.ravel())
+    if evidence is None or not flat.size:
+        return
+    k = int(flat[0])
+    idx = [int(i) for i in np.unravel_index(k, want.shape)] if want.ndim else []
+    w, g = float(want.ravel()[k]), float(got.ravel()[k])
+    evidence.update(output=name, index=idx, expected=json_value(w), got=json_value(g),
+                    mismatches=int(flat.size), size=int(want.size),
+                    tol={"atol": float(atol), "rtol": float(rtol),
+                         "at_index": json_value(atol + rtol * abs(w)) if math.isfinite(w) else "inf"})
+
+
 def compare(name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
-            nan_policy: str = "match", prefilled_nan: bool = False):
-    """``(ok, max_error, kind, reason_fragment)`` for one output."""
+            nan_policy: str = "match", prefilled_nan: bool = False, evidence: Optional[Dict[str, Any]] = None):
+    """``(ok, max_error, kind, reason_fragment)`` for one output.
+
+    ``evidence`` (a dict, optional) receives the first mismatching element: output, index,
+    expected, got, tol, mismatches, size.
+    """
     got = np.asarray(got, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
     if got.shape != want.shape:
@@ -273,16 +313,19 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: flo
     if nan_policy == "match":
         extra = gnan & ~wnan
         if extra.any():
+            _first_bad(got, want, extra, atol, rtol, name, evidence)
             k = int(extra.sum())
             if prefilled_nan:
                 return False, None, "unwritten", f"输出 {name} 有 {k} 个元素是 NaN（未写入，或计算出了 NaN）"
             return False, None, "nan", f"输出 {name} 有 {k} 个元素是 NaN，而参考值不是"
         missing = wnan & ~gnan
         if missing.any():
+            _first_bad(got, want, missing, atol, rtol, name, evidence)
             return False, None, "nan", f"输出 {name} 有 {int(missing.sum())} 个元素应为 NaN（按本课约定的 NaN 策略）却不是"
     both = ~(gnan | wnan)
     ginf, winf = np.isinf(got) & both, np.isinf(want) & both
     if (ginf != winf).any() or (got[ginf] != want[ginf]).any():
+        _first_bad(got, want, both & ((ginf != winf) | (ginf & (got != want))), atol, rtol, name, evidence)
         return False, None, "inf", f"输出 {name} 的 inf 位置或符号与参考值不一致"
     fin = both & ~winf
     if not fin.any():
@@ -292,6 +335,9 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: flo
     worst = int(np.argmax(err - tol))
     max_err = float(err.max())
     if err[worst] > tol[worst]:
+        bad = np.zeros(want.shape, dtype=bool)
+        bad[fin] = err > tol
+        _first_bad(got, want, bad, atol, rtol, name, evidence)
         return False, max_err, "mismatch", f"最大误差 {_fmt(max_err)} 超过容差 {_fmt(float(tol[worst]))}"
     return True, max_err, None, ""
 
@@ -322,17 +368,25 @@ class CasePlan:
     want: Dict[str, np.ndarray]       # float64 reference per output (never leaves the grader)
     policy: Dict[str, Dict[str, Any]]  # output -> {atol, rtol, nan, prefilled}
     group: str = ""                   # the item it belongs to
+    evidence: Dict[str, Any] = field(default_factory=dict)   # params and shapes of the draw (for feedback)
 
     @property
     def sources(self) -> List[str]:
         return sorted({ln.source for ln in self.launches})
 
 
-def plan_case(lesson: Dict[str, Any], case: Dict[str, Any], rng: np.random.Generator) -> CasePlan:
-    """One draw of one case family: everything but the launch."""
+def plan_case(lesson: Dict[str, Any], case: Dict[str, Any], rng: np.random.Generator,
+              evidence: Optional[Dict[str, Any]] = None) -> CasePlan:
+    """One draw of one case family: everything but the launch. The draw's params and array shapes go
+    into ``plan.evidence`` (and ``evidence`` when given), so a failure can say what input it was."""
+    evidence = {} if evidence is None else evidence
     ev = Evaluator(rng)
     for k, v in (case.get("params") or {}).items():
         ev.names[k] = ev(v)
+    if evidence is not None:
+        evidence["params"] = {k: (json_value(v) if isinstance(v, (float, np.floating)) else
+                                  int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else v)
+                              for k, v in ev.names.items() if isinstance(v, (int, float, bool, str, np.number))}
     knames = _choose_kernels(case["kernel"], ev)
     kspecs = [lesson["kernels"][k] for k in knames]
     # which arrays this case needs, in declaration order
@@ -358,6 +412,8 @@ def plan_case(lesson: Dict[str, Any], case: Dict[str, Any], rng: np.random.Gener
                 merged.pop("fill")
             specs[a] = merged
     host = {a: make_array(s, ev) for a, s in specs.items()}
+    if evidence is not None:
+        evidence["shapes"] = {a: [int(d) for d in h.shape] for a, h in host.items()}
     host64 = {a: to_float64(h, specs[a]["dtype"]) for a, h in host.items()}
     outputs = list(case.get("outputs") or [])
     if not outputs:
@@ -389,7 +445,8 @@ def plan_case(lesson: Dict[str, Any], case: Dict[str, Any], rng: np.random.Gener
         pol["prefilled"] = "fill" in specs[o] and isinstance(specs[o]["fill"], (float, str)) and \
             str(specs[o]["fill"]).lower() == "nan"
         policy[o] = pol
-    return CasePlan(case["family"], host, {a: s["dtype"] for a, s in specs.items()}, launches, outputs, want, policy)
+    return CasePlan(case["family"], host, {a: s["dtype"] for a, s in specs.items()}, launches, outputs, want, policy,
+                    evidence=dict(evidence or {}))
 
 
 def launch_plan(plan: CasePlan, modules: Dict[str, Any], checks=("memcheck", "racecheck")) -> Dict[str, np.ndarray]:
@@ -406,8 +463,9 @@ def launch_plan(plan: CasePlan, modules: Dict[str, Any], checks=("memcheck", "ra
     return {o: kernels.asnumpy(dev[o]) for o in plan.outputs}
 
 
-def judge_outputs(plan: CasePlan, got: Dict[str, np.ndarray]):
-    """``(ok, max_error, kind, reason_fragment)`` comparing launched outputs with the plan's reference."""
+def judge_outputs(plan: CasePlan, got: Dict[str, np.ndarray], evidence: Optional[Dict[str, Any]] = None):
+    """``(ok, max_error, kind, reason_fragment)`` comparing launched outputs with the plan's reference;
+    ``evidence`` (optional) receives the first mismatching element (see ``compare``)."""
     worst = 0.0
     for o in plan.outputs:
         if o not in got:
@@ -415,7 +473,7 @@ def judge_outputs(plan: CasePlan, got: Dict[str, np.ndarray]):
         g = to_float64(got[o], plan.dtypes[o])
         pol = plan.policy[o]
         ok, err, kind, frag = compare(o, g, plan.want[o], float(pol["atol"]), float(pol["rtol"]),
-                                      pol.get("nan", "match"), pol["prefilled"])
+                                      pol.get("nan", "match"), pol["prefilled"], evidence)
         if not ok:
             return False, err, kind, frag
         worst = max(worst, err or 0.0)
@@ -423,10 +481,14 @@ def judge_outputs(plan: CasePlan, got: Dict[str, np.ndarray]):
 
 
 def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, Any],
-             rng: np.random.Generator, checks=("memcheck", "racecheck")):
-    """Run one draw of one case in this process; returns ``(ok, max_error, kind, reason)``."""
-    plan = plan_case(lesson, case, rng)
-    return judge_outputs(plan, launch_plan(plan, modules, checks))
+             rng: np.random.Generator, checks=("memcheck", "racecheck"), evidence: Optional[Dict[str, Any]] = None):
+    """Run one draw of one case in this process; returns ``(ok, max_error, kind, reason)``.
+
+    ``evidence`` (a dict, optional) receives the draw's params and array shapes as soon as they
+    are known (so a kernel error still has them) and ``compare``'s first mismatch.
+    """
+    plan = plan_case(lesson, case, rng, evidence)
+    return judge_outputs(plan, launch_plan(plan, modules, checks), evidence)
 
 
 @dataclass
@@ -435,6 +497,7 @@ class LaunchOutcome:
     outputs: Optional[Dict[str, np.ndarray]] = None
     kind: Optional[str] = None
     message: str = ""
+    diagnostic: Optional[Dict[str, Any]] = None     # kernels.errors fields (``_diagnostic``), no raw sanitizer text
 
 
 def in_process_executor(lesson: Dict[str, Any], codes: Dict[str, str], plans: List[CasePlan],
@@ -446,7 +509,7 @@ def in_process_executor(lesson: Dict[str, Any], codes: Dict[str, str], plans: Li
         try:
             modules.update(compile_sources(lesson, {sid: codes[sid]}))
         except kerr.KernelError as exc:
-            broken[sid] = LaunchOutcome(kind=exc.kind, message=messages.explain(exc))
+            broken[sid] = LaunchOutcome(kind=exc.kind, message=messages.explain(exc), diagnostic=_diagnostic(exc))
     out = []
     for plan in plans:
         bad = next((broken[s] for s in plan.sources if s in broken), None)
@@ -456,7 +519,7 @@ def in_process_executor(lesson: Dict[str, Any], codes: Dict[str, str], plans: Li
         try:
             out.append(LaunchOutcome(outputs=launch_plan(plan, modules, checks)))
         except kerr.KernelError as exc:
-            out.append(LaunchOutcome(kind=exc.kind, message=messages.explain(exc)))
+            out.append(LaunchOutcome(kind=exc.kind, message=messages.explain(exc), diagnostic=_diagnostic(exc)))
         except Exception as exc:
             out.append(LaunchOutcome(kind=type(exc).__name__, message=messages.explain(exc)))
     return out
@@ -508,21 +571,34 @@ def run_items(lesson: Dict[str, Any], item_ids: List[str], codes: Dict[str, str]
         got = next(outcomes)
         if not fr.passed:           # an earlier draw of this family failed already
             continue
+        evidence = dict(plan.evidence)
         if got.outputs is None:
             fr.passed, fr.error_kind = False, got.kind
             fr.reason = f"{prefix}「{fam}」失败：{got.message}"
+            fr.diagnostic = got.diagnostic
+            _set_evidence(fr, evidence)
             continue
         try:
-            ok, err, kind, frag = judge_outputs(plan, got.outputs)
+            ok, err, kind, frag = judge_outputs(plan, got.outputs, evidence)
         except Exception as exc:    # outputs of the wrong shape or dtype came back
             ok, err, kind, frag = False, None, "malformed", f"返回的输出无法比较（{type(exc).__name__}）"
         if err is not None:
             fr.max_error = max(fr.max_error or 0.0, err)
         if not ok:
             fr.passed, fr.error_kind, fr.reason = False, kind, f"{prefix}「{fam}」失败：{frag}"
+            _set_evidence(fr, evidence)
     for r in results.values():
         r.passed = all(f.passed for f in r.families)
     return results
+
+
+EVIDENCE_KEYS = ("params", "shapes", "output", "index", "expected", "got", "tol", "mismatches", "size")
+
+
+def _set_evidence(fr: FamilyResult, evidence: Dict[str, Any]) -> None:
+    for key in EVIDENCE_KEYS:
+        if key in evidence:
+            setattr(fr, key, evidence[key])
 
 
 def run_item(lesson: Dict[str, Any], item_id: str, codes: Dict[str, str], *, seed: Optional[int] = None,
@@ -531,3 +607,15 @@ def run_item(lesson: Dict[str, Any], item_id: str, codes: Dict[str, str], *, see
     seed = new_seed() if seed is None else int(seed)
     checks = tuple(checks if checks is not None else lesson.get("settings", {}).get("checks", ("memcheck", "racecheck")))
     return run_items(lesson, [item_id], codes, seed=seed, checks=checks, executor=executor)[item_id]
+
+
+def _diagnostic(exc) -> Dict[str, Any]:
+    """The parts of a kernels.errors exception a student-facing panel shows (no raw sanitizer output)."""
+    d = {k: v for k, v in exc.to_dict().items() if k != "details"}
+    if getattr(exc, "diagnostics", None):
+        d["diagnostics"] = [list(x) if isinstance(x, (tuple, list)) else [None, "error", str(x)]
+                            for x in exc.diagnostics][:8]
+    for k in ("block", "thread"):
+        if d.get(k) is not None:
+            d[k] = list(d[k])
+    return d

@@ -6,6 +6,9 @@ when the runtime reported one.
 """
 from __future__ import annotations
 
+import re
+from typing import Any, Dict, List, NamedTuple, Optional
+
 try:  # kernels may be mid-construction; errors.py is stable
     from kernels import errors as kerr
 except Exception:  # pragma: no cover
@@ -98,3 +101,164 @@ def short(exc: BaseException) -> str:
     first = full[0]
     quoted = [ln.strip() for ln in full[1:] if ln.strip() and not ln.strip().startswith(("建议", "运行时报告"))]
     return first + (f"：{quoted[0]}" if quoted else "")
+
+
+
+# ----------------------------------------------------------------------------- compile problems, with a caret
+
+class Problem(NamedTuple):
+    """One thing to show at a place in the student's source: 1-based line, 0-based column (None: no caret)."""
+    line: Optional[int]
+    col: Optional[int]
+    width: int
+    text: str
+
+
+NOT_FILLED = "这里还没有填空"
+
+# NVRTC's wording -> Chinese; the quoted token is kept. Unknown messages are shown as the compiler wrote them.
+_COMPILER_ZH = [
+    (re.compile(r'identifier "(.+?)" is undefined'), lambda m: f"标识符 {m.group(1)} 未定义（拼写错了，或没有声明）"),
+    (re.compile(r'expected a "(.+?)"'), lambda m: f"这里缺少 \u201c{m.group(1)}\u201d"),
+    (re.compile(r"expected an expression"), lambda m: "这里缺少一个表达式"),
+    (re.compile(r"expected an identifier"), lambda m: "这里缺少一个名字（标识符）"),
+    (re.compile(r"too few arguments in function call"), lambda m: "函数调用的参数太少"),
+    (re.compile(r"too many arguments in function call"), lambda m: "函数调用的参数太多"),
+    (re.compile(r"expression must be a modifiable lvalue"), lambda m: "赋值号左边不能被赋值（例如它是 const）"),
+    (re.compile(r'"(.+?)" has already been declared in the current scope'), lambda m: f"{m.group(1)} 在这里重复声明了"),
+    (re.compile(r'no operator "(.+?)" matches these operands'), lambda m: f"运算符 {m.group(1)} 不能用于这些类型的操作数"),
+    (re.compile(r'no instance of overloaded function "(.+?)" matches the argument list'),
+     lambda m: f"没有与这些参数类型匹配的 {m.group(1)}"),
+    (re.compile(r'a value of type "(.+?)" cannot be (?:used to initialize|assigned to) an entity of type "(.+?)"'),
+     lambda m: f"类型不匹配：{m.group(1)} 不能赋给 {m.group(2)}"),
+    (re.compile(r"unrecognized token"), lambda m: "无法识别的符号"),
+]
+
+
+def compiler_text_zh(text: str) -> str:
+    for pat, fn in _COMPILER_ZH:
+        m = pat.search(text)
+        if m:
+            return fn(m)
+    return f"编译器报告：{text}"
+
+
+def blank_problems(source: str) -> List[Problem]:
+    """Every untouched ``______`` as a problem with a caret under it."""
+    from .cuda_cell import blanks, BLANK
+    return [Problem(line, col, len(BLANK), NOT_FILLED) for line, col in blanks(source)]
+
+
+def _code_part(line: str) -> str:
+    return re.sub(r"//.*$", "", line).rstrip()
+
+
+def compile_problems(exc, source: Optional[str], limit: int = 3) -> List[Problem]:
+    """The compiler's errors placed on the student's lines (line numbers of the CUDA cell)."""
+    lines = (source or "").splitlines()
+    diags = list(getattr(exc, "diagnostics", None) or [])
+    errors = [d for d in diags if isinstance(d, (tuple, list)) and len(d) == 3 and "error" in str(d[1])]
+    out: List[Problem] = []
+    for line, _sev, text in (errors or [d for d in diags if isinstance(d, (tuple, list)) and len(d) == 3]):
+        text = str(text)
+        line = int(line) if line else None
+        col, width = None, 1
+        m = re.search(r'identifier "(.+?)" is undefined', text)
+        if m and m.group(1).startswith("______"):
+            text_zh = NOT_FILLED
+        else:
+            text_zh = compiler_text_zh(text)
+        if line and 0 < line <= len(lines):
+            src = lines[line - 1]
+            q = re.search(r'"(.+?)"', text)
+            if re.search(r'expected a "[;)\]}]"', text):
+                # the compiler names the line where the next token stands; the ';' belongs after the previous code
+                j = line - 2
+                while j >= 0 and not _code_part(lines[j]).strip():
+                    j -= 1
+                prev = _code_part(lines[j]) if j >= 0 else ""
+                if j >= 0 and not prev.endswith((";", "{", "}", ",", ":", "(")) and not prev.lstrip().startswith("#"):
+                    line, col = j + 1, len(prev)
+                else:
+                    col = len(src) - len(src.lstrip())
+            elif q and (hit := re.search((r"\b" + re.escape(q.group(1)) + r"\b") if q.group(1).isidentifier()
+                                          else re.escape(q.group(1)), _code_part(src))):
+                col, width = hit.start(), len(q.group(1))
+            else:
+                col, width = len(src) - len(src.lstrip()), max(1, len(src.strip()))
+        elif not line:
+            text_zh = compiler_text_zh(text)
+        if (line, text_zh) not in [(p.line, p.text) for p in out]:
+            out.append(Problem(line, col, width, text_zh))
+        if len(out) >= limit:
+            break
+    if not out:
+        log = getattr(exc, "log", "") or str(exc)
+        out.append(Problem(None, None, 0, "编译器报告：" + " / ".join(ln.strip() for ln in str(log).splitlines()
+                                                                   if ln.strip())[:400]))
+    return out
+
+
+def compile_advice(problems: List[Problem]) -> str:
+    if problems and all(p.text == NOT_FILLED for p in problems):
+        return "把 ______ 换成你的代码，再运行一次 CUDA 单元格和编译单元格。"
+    return "改好上面标出的行（行号就是 CUDA 单元格里的行号），再运行一次 CUDA 单元格和编译单元格。"
+
+
+# ----------------------------------------------------------------------------- runtime diagnostics
+
+def diagnostic_title(kind: Optional[str]) -> str:
+    return _WHAT.get(kind or "error", _WHAT["error"])[0]
+
+
+def diagnostic_advice(kind: Optional[str]) -> str:
+    return _WHAT.get(kind or "error", _WHAT["error"])[1]
+
+
+def where_text(diag: Dict[str, Any]) -> str:
+    parts = []
+    if diag.get("kernel"):
+        parts.append(f"kernel {diag['kernel']}")
+    if diag.get("line"):
+        parts.append(f"第 {diag['line']} 行")
+    if diag.get("block") is not None:
+        parts.append("block (%d, %d, %d)" % tuple(diag["block"]))
+    if diag.get("thread") is not None:
+        parts.append("thread (%d, %d, %d)" % tuple(diag["thread"]))
+    return "位置：" + "，".join(parts) if parts else ""
+
+
+_OOB = re.compile(r"out-of-bounds (read|write|access) of (\d+) bytes at 0x[0-9a-f]+: (.*)")
+_OOB_ARRAY = re.compile(r"array '(.+?)' \((\d+) bytes\), (\d+) bytes (past the end|before the start)")
+_OOB_VAR = re.compile(r"shared/global variable '(.+?)' \((\d+) bytes past its end\)")
+_DIVERGENT = re.compile(r"divergent __syncthreads\(\): (\d+) thread\(s\) wait at line (\d+), but (\d+) thread\(s\) "
+                        r"of the block have already exited")
+_HEX = re.compile(r"\b0x[0-9a-f]{6,}\b")
+
+
+def runtime_fact(diag: Dict[str, Any]) -> str:
+    """What the runtime observed, in Chinese where we know the wording; addresses dropped."""
+    msg = str(diag.get("message") or "")
+    m = _OOB.search(msg)
+    if m:
+        verb = {"read": "读取", "write": "写入"}.get(m.group(1), "访问")
+        what = m.group(3)
+        a = _OOB_ARRAY.search(what)
+        if a:
+            side = "末尾之后" if a.group(4) == "past the end" else "开头之前"
+            return (f"越界{verb} {m.group(2)} 字节：数组 {a.group(1)} 共 {a.group(2)} 字节，"
+                    f"访问落在它{side}第 {a.group(3)} 字节处")
+        v = _OOB_VAR.search(what)
+        if v:
+            return f"越界{verb} {m.group(2)} 字节：变量 {v.group(1)}（超出末尾 {v.group(2)} 字节）"
+        if "dynamic shared memory" in what:
+            return f"越界{verb}：动态共享内存（extern __shared__）超出了启动时给的 shared_mem 字节数"
+        return f"越界{verb} {m.group(2)} 字节"
+    d = _DIVERGENT.search(msg)
+    if d:
+        return (f"{d.group(1)} 个线程停在第 {d.group(2)} 行的 __syncthreads()，但本 block 另外 {d.group(3)} 个线程"
+                f"已经退出，永远到不了这个屏障")
+    if not msg:
+        return ""
+    msg = _HEX.sub("…", msg)
+    return "运行时报告：" + (msg if len(msg) <= 240 else msg[:237] + "…")

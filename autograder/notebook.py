@@ -211,7 +211,12 @@ def hidden_tests(cell_source: str) -> str:
 # ----------------------------------------------------------------------------- sources and answers
 
 def python_string_var(source: str, var: str) -> Optional[str]:
-    """The string literal assigned to ``var`` in a code cell (``VAR = r\"\"\"...\"\"\"``)."""
+    """The CUDA text a code cell defines for ``var``: a ``%%cuda var`` cell (``autograder.cuda_cell``)
+    or the string literal assigned to ``var`` (``VAR = r\"\"\"...\"\"\"``)."""
+    from .cuda_cell import parse as _cuda_cell
+    magic = _cuda_cell(source)
+    if magic is not None:
+        return magic[1] if magic[0] == var else None
     try:
         tree = ast.parse(_strip_magics(source))
     except SyntaxError:
@@ -227,6 +232,8 @@ def python_string_var(source: str, var: str) -> Optional[str]:
 
 
 def _strip_magics(source: str) -> str:
+    if source.lstrip().startswith("%%"):   # a cell magic (e.g. %%cuda): the body is not Python
+        return ""
     return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in source.splitlines())
 
 

@@ -94,7 +94,7 @@ def normalize_nbgrader_metadata(nb, template) -> None:
             meta.pop("nbgrader", None)
 
 
-def preflight(sub: Submission, lesson_id: str, cfg: dict, template, layout: CourseLayout):
+def preflight(sub: Submission, lesson_id: str, template, layout: Optional[CourseLayout] = None):
     """``(notebook text to grade or None, problem or "", notes)``."""
     import nbformat
 
@@ -181,7 +181,7 @@ def grade_batch(source, lesson_id: str, out_dir, *, workers: int = 2, seed: Opti
     r_hash, g_version = rubric_hash(cfg), grader_version()
     jobs, invalid, skipped, fps = [], [], [], {}
     for sub in subs:
-        text, problem, notes = preflight(sub, lesson_id, cfg, template, layout)
+        text, problem, notes = preflight(sub, lesson_id, template, layout)
         s_seed = int(seed) if seed is not None else course_seed(course.root, lesson_id, sub.student)
         if problem:
             invalid.append(GradeOutcome(lesson_id, sub.student, Status.INVALID, problem, seed=s_seed))

@@ -25,7 +25,8 @@ def check_item(lesson_id: str, item_id: str, sources: Union[None, str, Dict[str,
     """One item, as the whole-notebook judge would score it (``L.check(...)`` under an exercise).
 
     ``sources``: the CUDA text of a ``cases`` item (a string when the item reads one source, else
-    ``{source_id: text}``); ``text``: a ``rubric`` item's answer (markdown). Returns an ``ItemScore``.
+    ``{source_id: text}``); ``text``: a ``rubric`` item's answer (markdown; a string passed as ``sources``
+    for a written item is taken as its text). Returns an ``ItemScore``.
     """
     from .item import check_item as _check_item
     return _check_item(lesson_id, item_id, sources, text=text, seed=seed, settings=settings, layout=layout,

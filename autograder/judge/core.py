@@ -146,8 +146,11 @@ def source_shape_vetoes(ctx: Context) -> List[Veto]:
         ex, tc = ctx.extracted.get(sid), t_cells.get(sid)
         if ex is None or ex.code is None or tc is None:
             continue
-        want = sources.extract(tc.source, ctx.lesson["sources"][sid]["var"])
-        if want.python_shape and ex.python_shape != want.python_shape:
+        var = ctx.lesson["sources"][sid]["var"]
+        want = sources.extract(tc.source, var)
+        # either cell form holds the source (%%cuda VAR, or VAR = r"""..."""); nothing else may be added
+        ok = {want.python_shape, sources.magic_shape(var), sources.assignment_shape(var)}
+        if want.python_shape and ex.python_shape not in ok:
             out.append(Veto("template_edit", f"源码单元格「{sid}」里除了 CUDA 字符串之外的 Python 代码被修改或添加了："
                                              "这个单元格只能修改字符串里的 ______。", sid))
     return out

@@ -219,8 +219,10 @@ class SandboxExecutor:
                     else:
                         results[i] = cases.LaunchOutcome(outputs=got)
                 else:
+                    diag = res.get("diagnostic")
+                    diag = diag if isinstance(diag, dict) and len(json.dumps(diag)) < 20000 else None
                     results[i] = cases.LaunchOutcome(kind=str(res.get("kind") or "error")[:40],
-                                                     message=str(res.get("message") or "")[:4000])
+                                                     message=str(res.get("message") or "")[:4000], diagnostic=diag)
             if not lost:
                 pending = []
                 break

@@ -27,6 +27,8 @@ def check_item(lesson_id: str, item_id: str, sources: Union[None, str, Dict[str,
     pts = float(item["points"])
     if item["kind"] == "rubric":
         from . import answers, template
+        if text is None and isinstance(sources, str):     # L.check("q2") passes the answer positionally
+            text = sources
         if prompt is None:
             tpl = template.released_from_file(layout.solution(cfg))
             prompt = nbio.template_prompt(tpl, gid) if tpl is not None else ""

@@ -37,6 +37,16 @@ def unpack(a: np.ndarray, tag: str) -> np.ndarray:
     return a
 
 
+def _diag(exc):
+    from autograder.cases import _diagnostic
+    try:
+        d = _diagnostic(exc)
+        json.dumps(d)
+        return d
+    except Exception:
+        return None
+
+
 def _write_json(path: Path, data) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
@@ -88,7 +98,7 @@ def main(job_dir: str) -> int:
             modules[sid] = kernels.RawModule(code=spec["code"], options=tuple(spec["options"]),
                                              name_expressions=spec["name_expressions"] or None)
         except kerr.KernelError as exc:
-            broken[sid] = {"kind": exc.kind, "message": messages.explain(exc)}
+            broken[sid] = {"kind": exc.kind, "message": messages.explain(exc), "diagnostic": _diag(exc)}
     _write_json(out_dir / "compiled.json", {"backend": kernels.backend(), "broken": broken})
     slow = set(job.get("slow_failures") or ())
     given_up = set()                  # items whose earlier case failed slowly (a hang): the item is lost anyway
@@ -124,7 +134,8 @@ def main(job_dir: str) -> int:
             (out_dir / f"out-{i}.npz").write_bytes(buf.getvalue())
             _write_json(out_dir / f"result-{i}.json", {"ok": True, "tags": tags})
         except kerr.KernelError as exc:
-            _write_json(out_dir / f"result-{i}.json", {"ok": False, "kind": exc.kind, "message": messages.explain(exc)})
+            _write_json(out_dir / f"result-{i}.json", {"ok": False, "kind": exc.kind, "message": messages.explain(exc),
+                                                       "diagnostic": _diag(exc)})
             if exc.kind in slow:
                 given_up.add(case.get("group"))
         except Exception as exc:   # e.g. an argument the kernel's parameter list does not take

@@ -77,9 +77,28 @@ class CasesScorer(Scorer):
         if len(bad) > 1 and len(causes) == 1 and bad[0].error_kind in ("compile", "crash", "timeout", "memory"):
             text = f"{len(bad)} 个用例族都没有通过，原因相同：{causes.pop()}"     # one compile error, said once
         else:
-            text = "；\n".join(f.reason for f in bad)
+            text = "；\n".join(f.reason + evidence_text(f.to_dict()) for f in bad)
         return ItemScore(item_id, self.kind, 0.0, pts, message=text + f"（随机种子 seed={res.seed}）",
                          families=fams, grade_id=gid)
+
+
+def _value(v) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def evidence_text(fam: Dict[str, Any]) -> str:
+    """What a failing family's draw was and where it first went wrong (Chinese, one clause)."""
+    parts = []
+    params = fam.get("params") or {}
+    if params:
+        parts.append("输入 " + ", ".join(f"{k}={_value(v)}" for k, v in params.items()))
+    if fam.get("index") is not None and "expected" in fam:
+        idx = ", ".join(str(i) for i in fam["index"])
+        tol = fam.get("tol") or {}
+        allowed = f"，此处允许误差 {_value(tol['at_index'])}" if "at_index" in tol else ""
+        parts.append(f"第一个不符的元素 {fam.get('output') or ''}[{idx}]：期望 {_value(fam['expected'])}，"
+                     f"实际 {_value(fam['got'])}{allowed}")
+    return f"（{'；'.join(parts)}）" if parts else ""
 
 
 @register

@@ -1,7 +1,7 @@
 """The learner's CUDA sources, read statically from the submitted notebook (nothing of it is run).
 
-A source cell is ``VAR = r\"\"\"...\"\"\"`` (the Python variable named by ``sources.<id>.var`` in
-grading_rubric.yaml) or a ``%%cuda VAR`` cell. The judge grades exactly that string literal: whatever else a
+A source cell is a ``%%cuda VAR`` cell (``autograder.cuda_cell``) or ``VAR = r\"\"\"...\"\"\"`` (the Python
+variable named by ``sources.<id>.var`` in grading_rubric.yaml). The judge grades exactly that string literal: whatever else a
 cell does at run time (``VAR = VAR.replace(...)``, ``L.grade = lambda *a: None``) changes nothing, and any
 Python added to a source cell besides the literal is reported as an edit outside the blanks.
 """
@@ -14,7 +14,7 @@ from typing import Dict, Optional
 
 from .. import notebook as nbio
 
-_MAGIC = re.compile(r"^\s*%%cuda\b(?P<args>[^\n]*)\n(?P<body>.*)\Z", re.S)
+_ANY_MAGIC = re.compile(r"^\s*%%cuda\b")
 
 
 @dataclass(frozen=True)
@@ -34,13 +34,25 @@ def _shape(tree: ast.AST, var: str) -> str:
     return ast.dump(Hole().visit(tree), annotate_fields=False)
 
 
+def magic_shape(var: str) -> str:
+    return f"%%cuda {var}"
+
+
+def assignment_shape(var: str) -> str:
+    """The shape of a cell that is nothing but ``VAR = r\"\"\"...\"\"\"``."""
+    return _shape(ast.parse(f'{var} = ""'), var)
+
+
 def extract(cell_source: str, var: str) -> Extracted:
     """The string literal assigned to ``var`` in one code cell (see module doc)."""
-    m = _MAGIC.match(cell_source or "")
-    if m:
-        if var not in m.group("args").split():
-            return Extracted(None, f"%%cuda 单元格没有写变量名 {var}（第一行应为 %%cuda {var}）")
-        return Extracted(m.group("body"), python_shape=f"%%cuda {var}")
+    from .. import cuda_cell
+    magic = cuda_cell.parse(cell_source or "")
+    if magic is not None:
+        if magic[0] != var:
+            return Extracted(None, f"%%cuda 单元格的变量名是 {magic[0]}，应为 {var}（第一行应为 %%cuda {var}）")
+        return Extracted(magic[1], python_shape=magic_shape(var))
+    if _ANY_MAGIC.match(cell_source or ""):
+        return Extracted(None, f"%%cuda 单元格的第一行应为 %%cuda {var}")
     try:
         tree = ast.parse(nbio._strip_magics(cell_source or ""))
     except SyntaxError as exc:

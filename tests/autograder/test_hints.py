@@ -118,5 +118,5 @@ def test_lesson_grade_raises_chinese_summary_and_passes_for_correct_source(capsy
     LAYERNORM_CU = TEMPLATE.replace("VAR_EXPR", "sq_sum / static_cast<float>(N) - mean * mean")  # noqa: N806
     assert L.grade("code_normal", seed=1) is None
     res = L.last_grade
-    assert res.passed and "✅ N 为 block 整数倍" in capsys.readouterr().out
+    assert res.passed and "通过 N 为 block 整数倍" in capsys.readouterr().out
     assert L.run("layernorm", M=2, N=100, eps=1e-5)["passed"]

@@ -55,7 +55,8 @@ def test_source_is_the_literal_not_what_the_cell_computes():
     assert sources.extract(src, "X").code == "int a;"
     assert sources.extract('X = f"""{1}"""', "X").problem.startswith("X 必须直接赋值为一个字符串常量")
     assert "找不到 X" in sources.extract('Y = r"""int a;"""', "X").problem
-    assert sources.extract("%%cuda X\nint a;\n", "X").code == "int a;\n"
+    assert sources.extract("%%cuda X\nint a;\n", "X").code == "\nint a;\n"     # line numbers kept
+    assert "应为 X" in sources.extract("%%cuda Y\nint a;\n", "X").problem
     assert "不是合法的 Python" in sources.extract('X = r"""int a;\n', "X").problem
 
 

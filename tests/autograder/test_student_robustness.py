@@ -305,8 +305,8 @@ def test_batch_preflight_rejects_unreadable_and_wrong_lesson_and_repairs_metadat
     got = {p.stem: batch.preflight(batch.Submission(p.stem, p), LESSON, template) for p in tmp_path.iterdir()}
     assert got["empty"][0] is None and "空" in got["empty"][1]
     assert got["wrong"][0] is None and "04_rmsnorm" in got["wrong"][1]
-    nb, problem, notes = got["colab"]
-    assert problem == "" and notes and "q3" in nbio.cells_by_grade_id(nb)
+    text, problem, notes = got["colab"]
+    assert problem == "" and notes and "q3" in nbio.cells_by_grade_id(nbformat.reads(text, as_version=4))
 
 
 # ----------------------------------------------------------------------------- a few real executions

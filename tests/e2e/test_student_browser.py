@@ -1,166 +1,212 @@
-"""A student's path through lesson 5 in a real browser.
+"""The student's loop in a real browser (JupyterLab 4 + the course extension, Debian's headless Chromium).
 
-Starts JupyterLab on a copy of lessons/05_layernorm.ipynb and drives it with Playwright in Debian's headless
-Chromium (no browser download): fill the blank by typing into the CUDA cell, save, Run All, ask for the first
-hint, run the self-check cell, and read the score off the page.
+Lessons 04 and 05, as released: Run All on an untouched lesson, a wrong answer, a compile error, a protected
+edit made in place, the hint buttons, an answer typed and not saved. Screenshots go to out/e2e_*.png.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
+import json
 
+import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-LESSON = ROOT / "lessons" / "05_layernorm.ipynb"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ANSWER = "sq_sum / static_cast<float>(N) - mean * mean"
+from conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+CUDA_BLANK_04 = "float inv_rms = ______;"
+WRONG_04 = "float inv_rms = rsqrtf(sq_sum / BLOCK_SIZE + eps);"
+RIGHT_04 = "float inv_rms = rsqrtf(sq_sum / static_cast<float>(N) + eps);"
 
 
-@pytest.fixture()
-def jupyterlab(tmp_path):
-    if CHROMIUM is None:
-        pytest.skip("Debian chromium is not installed (make test installs it when run as root)")
-    pytest.importorskip("playwright.sync_api")
-    shutil.copy(LESSON, tmp_path / LESSON.name)
-    port = _free_port()
-    # Render every cell (JupyterLab 4 virtualises long notebooks: off-screen cells are not laid out).
-    settings = tmp_path / ".lab-settings" / "@jupyterlab" / "notebook-extension"
-    settings.mkdir(parents=True)
-    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    env = dict(os.environ, KERNELS_BACKEND="cpu", JUPYTER_CONFIG_DIR=str(tmp_path / ".jupyter"),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / ".lab-settings"),
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    log = open(tmp_path / "jupyterlab.log", "w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", f"--port={port}",
-         "--ip=127.0.0.1", "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={tmp_path}",
-         "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
-         "jupyterlab.NeverCheckForUpdate"],
-        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status", timeout=2)
-                break
-            except Exception:
-                if time.time() > deadline or server.poll() is not None:
-                    log.flush()
-                    pytest.fail("JupyterLab did not start:\n" + (tmp_path / "jupyterlab.log").read_text()[-3000:])
-                time.sleep(0.5)
-        yield base, tmp_path
-    finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+def _expect():
+    from playwright.sync_api import expect
+    return expect
 
 
-def _blank_position():
-    """(row, column) of the ______ placeholder inside the lesson's CUDA source cell."""
-    import nbformat
-
-    nb = nbformat.read(LESSON, as_version=4)
-    src = next(c.source for c in nb.cells if c.cell_type == "code" and "LAYERNORM_CU" in c.source
-               and "______" in c.source)
-    for row, line in enumerate(src.splitlines()):
-        if "float var = ______" in line:
-            return row, line.index("______")
-    raise AssertionError("the released lesson has no `float var = ______` blank")
+def _cuda_04() -> str:
+    nb = nbformat.read(ROOT / "lessons" / "04_rmsnorm.ipynb", as_version=4)
+    return next(c.source for c in nb.cells if c.source.startswith("%%cuda RMSNORM_CU"))
 
 
-def _cell(page, text):
-    """The code cell whose source contains ``text``."""
-    return page.locator(".jp-CodeCell", has=page.locator(".cm-content", has_text=text)).first
+def _notebook_text(lab) -> str:
+    return lab.notebook.inner_text()
 
 
-def _run_cell(page, cell):
-    cell.evaluate("c => c.scrollIntoView({block: 'center'})")
-    cell.locator(".cm-content").click()
-    page.keyboard.press("Shift+Enter")
+def test_untouched_run_all_reaches_the_self_check(open_lesson):
+    expect = _expect()
+    lab = open_lesson("04_rmsnorm")
+    # The CUDA cell reads like CUDA: C++ mode, line numbers, the blank marked.
+    cuda = lab.notebook.locator(".jp-CodeCell.ag-cuda-cell").first
+    expect(cuda).to_be_visible(timeout=30_000)
+    expect(cuda.locator(".cm-lineNumbers")).to_be_attached()
+    # CodeMirror lays out only the lines near the viewport: bring the blank's line into view first
+    lab.js("""() => {
+        const cell = window.jupyterapp.shell.currentWidget.content.widgets
+            .find(c => c.node.classList.contains('ag-cuda-cell'));
+        const pos = cell.editor.getPositionAt(cell.model.sharedModel.getSource().indexOf('______'));
+        cell.editor.revealPosition(pos);
+        cell.node.querySelector('.cm-content').scrollIntoView({block: 'nearest'});
+    }""")
+    blank = cuda.locator(".ag-blank")
+    blank.first.scroll_into_view_if_needed(timeout=10_000)
+    expect(blank).to_have_count(1)
+    expect(blank).to_have_text("______")
+    mime = lab.js("() => window.jupyterapp.shell.currentWidget.content.widgets"
+                  ".find(c => c.node.classList.contains('ag-cuda-cell')).model.mimeType")
+    assert mime == "text/x-c++src"
+    lab.screenshot("e2e_04_cuda_cell.png")
+
+    lab.command("notebook:run-all-cells")
+    out = lab.cell("L.self_check()").locator(".jp-OutputArea")
+    expect(out).to_contain_text("自检结果", timeout=600_000)
+    expect(out).to_contain_text("先补齐填空")
+    compile_out = lab.cell("mod = L.compile(RMSNORM_CU)").locator(".jp-OutputArea")
+    expect(compile_out).to_contain_text("这里还没有填空")
+    expect(lab.cell('L.check("code")').locator(".jp-OutputArea")).to_contain_text("先补齐填空")
+    expect(lab.cell("L.hints()").locator(".jp-OutputArea button").first).to_be_visible()
+    text = _notebook_text(lab)
+    assert "Traceback" not in text and "----> " not in text, "a raw Python traceback reached the page"
+    lab.screenshot("e2e_04_run_all_self_check.png", lab.cell("L.self_check()"))
 
 
-def test_student_fills_blank_gets_hint_and_self_checks(jupyterlab):
-    from playwright.sync_api import expect, sync_playwright
+def test_wrong_answer_compile_error_and_protected_edit(open_lesson):
+    expect = _expect()
+    lab = open_lesson("04_rmsnorm")
+    page = lab.page
+    lab.run(lab.cell("from autograder import lesson"))
+    expect(lab.cell("from autograder import lesson").locator(".jp-OutputArea")).to_contain_text("后端", timeout=90_000)
 
-    base, workdir = jupyterlab
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-            "--disable-background-networking", "--disable-component-update"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        try:
-            page.goto(f"{base}/lab/tree/{LESSON.name}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            expect(page.locator(".jp-Notebook-ExecutionIndicator, #jp-main-statusbar").first).to_be_visible()
-            page.wait_for_function("() => document.body.innerText.includes('Idle')", timeout=90_000)
+    # 1. A wrong answer typed into the blank (BLOCK_SIZE instead of N): the check under the exercise shows the
+    #    failing family, the input, the first mismatching element, expected vs got.
+    src = _cuda_04()
+    row = next(i for i, ln in enumerate(src.splitlines()) if CUDA_BLANK_04 in ln)
+    col = src.splitlines()[row].index("______")
+    cuda = lab.notebook.locator(".jp-CodeCell.ag-cuda-cell").first   # (its first line leaves the layout when scrolled)
+    cuda.evaluate("c => c.scrollIntoView({block: 'start'})")
+    cuda.locator(".cm-content").click()
+    page.keyboard.press("Control+Home")
+    for _ in range(row):
+        page.keyboard.press("ArrowDown")
+    for _ in range(col):
+        page.keyboard.press("ArrowRight")
+    for _ in range(len("______")):
+        page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.insert_text("rsqrtf(sq_sum / BLOCK_SIZE + eps)")
+    page.keyboard.press("Shift+Enter")                       # runs the %%cuda cell
+    expect(cuda.locator(".jp-OutputArea")).to_contain_text("没有未填的空", timeout=60_000)
+    lab.run(lab.cell("mod = L.compile(RMSNORM_CU)"))
+    expect(lab.cell("mod = L.compile(RMSNORM_CU)").locator(".jp-OutputArea")).to_contain_text("编译成功",
+                                                                                            timeout=120_000)
+    check = lab.cell('L.check("code")')
+    lab.run(check)
+    out = check.locator(".jp-OutputArea")
+    expect(out).to_contain_text("seed=", timeout=300_000)
+    for word in ("未通过", "N 为 block 整数倍", "第一个不符的位置", "期望", "实际", "容差", "M=", "N="):
+        expect(out).to_contain_text(word)
+    assert "平方和溢出" not in out.inner_text()           # no guessed cause
+    lab.screenshot("e2e_04_wrong_answer_check.png", check)
 
-            # 1. Fill the blank from the keyboard, as a student would: into the CUDA cell, down to the blank's line,
-            #    select the ______ placeholder and type the expression. (CodeMirror only lays out lines near the
-            #    viewport, so we navigate with the cursor rather than look the line up in the DOM.)
-            row, col = _blank_position()
-            cuda_cell = _cell(page, "LAYERNORM_CU")
-            cuda_cell.evaluate("c => c.scrollIntoView({block: 'start'})")
-            cuda_cell.locator(".cm-content").click()
-            page.keyboard.press("Control+Home")
-            for _ in range(row):
-                page.keyboard.press("ArrowDown")
-            for _ in range(col):  # ArrowDown from Ctrl+Home keeps column 0
-                page.keyboard.press("ArrowRight")
-            for _ in range(len("______")):
-                page.keyboard.press("Shift+ArrowRight")
-            page.keyboard.insert_text(ANSWER)
-            expect(page.locator(".jp-CodeCell .cm-line", has_text=f"float var = {ANSWER};").first).to_be_attached()
-            page.keyboard.press("Escape")
-            page.keyboard.press("Control+s")
-            page.wait_for_function("() => document.body.innerText.includes('Saving completed')", timeout=30_000)
+    # 2. A compile error (a missing ';'): the student's own line, its number, a caret.
+    bad = _cuda_04().replace(CUDA_BLANK_04, RIGHT_04).replace(
+        "float x = __half2float(row_in[col]);\n        local_sq_sum", "float x = __half2float(row_in[col])\n"
+        "        local_sq_sum", 1)
+    bad_line = next(i + 1 for i, ln in enumerate(bad.splitlines()) if ln.rstrip().endswith("row_in[col])"))
+    lab.set_source("rmsnorm_src", bad)
+    lab.run(cuda)
+    expect(cuda.locator(".jp-OutputArea")).to_contain_text("没有未填的空", timeout=60_000)
+    comp = lab.cell("mod = L.compile(RMSNORM_CU)")
+    lab.run(comp)
+    cout = comp.locator(".jp-OutputArea")
+    expect(cout).to_contain_text("编译失败", timeout=120_000)
+    expect(cout).to_contain_text(f"第 {bad_line} 行")
+    expect(cout).to_contain_text("float x = __half2float(row_in[col])")
+    expect(cout).to_contain_text("^")
+    lab.screenshot("e2e_04_compile_error.png", comp)
 
-            # 2. Run all cells from the menu.
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-            check_cell = _cell(page, "L.self_check()")
-            expect(check_cell.locator(".jp-OutputArea")).to_contain_text("结果", timeout=600_000)
+    # 3. A protected-code edit made in place (outside the blank), saved: the self-check fails with template_edit.
+    edited = _cuda_04().replace(CUDA_BLANK_04, RIGHT_04).replace("col += BLOCK_SIZE) {\n        float x = "
+                                                                 "__half2float(row_in[col]);\n        row_out",
+                                                                 "col += BLOCK_SIZE) {\n        float x = "
+                                                                 "__half2float(row_in[col]) * 1.0f;\n        row_out")
+    assert edited != _cuda_04().replace(CUDA_BLANK_04, RIGHT_04)
+    lab.set_source("rmsnorm_src", edited)
+    lab.run(cuda)
+    selfc = lab.cell("L.self_check()")
+    lab.run(selfc)
+    sout = selfc.locator(".jp-OutputArea")
+    expect(sout).to_contain_text("自检结果", timeout=600_000)
+    expect(sout).to_contain_text("template_edit")
+    expect(sout).to_contain_text("未通过")
+    lab.screenshot("e2e_04_template_edit.png", selfc)
 
-            # 3. Ask for the first hint of the code exercise.
-            hint_cell = _cell(page, 'L.hint("code")')
-            hint_cell.evaluate("c => c.scrollIntoView({block: 'center'})")
-            hint_cell.locator(".cm-content").click()
-            page.keyboard.press("Control+a")
-            page.keyboard.insert_text('L.hint("code")')
-            page.keyboard.press("Shift+Enter")
-            expect(hint_cell.locator(".jp-OutputArea")).to_contain_text("第 1 级", timeout=60_000)
 
-            # 4. Save and run the self-check cell again; read the score on the page.
-            page.keyboard.press("Escape")
-            page.keyboard.press("Control+s")
-            _run_cell(page, check_cell)
-            out = check_cell.locator(".jp-OutputArea")
-            expect(out).to_contain_text("使用的提示", timeout=300_000)
-            text = out.inner_text()
-            page.screenshot(path=str(workdir / "lesson05.png"), full_page=False)
-        finally:
-            browser.close()
+def test_hint_buttons_wait_for_the_student(open_lesson):
+    expect = _expect()
+    lab = open_lesson("05_layernorm")
+    lab.run(lab.cell("from autograder import lesson"))
+    hints_cell = lab.cell("L.hints()")
+    lab.run(hints_cell)
+    out = hints_cell.locator(".jp-OutputArea")
+    button = out.locator("button", has_text="提示 code：看第")
+    expect(button).to_be_visible(timeout=60_000)
+    for level in (1, 2, 3):
+        expect(button).to_contain_text(f"看第 {level} 级")
+        button.click()
+        expect(out).to_contain_text(f"提示 code · 第 {level} 级")
+    for level in (1, 2, 3):                          # every level seen stays visible
+        expect(out).to_contain_text(f"提示 code · 第 {level} 级")
+    expect(button).to_contain_text("看第 4 级")
+    button.click()
+    expect(out).to_contain_text("是完整答案")          # asks before level 4
+    expect(out.get_by_role("button", name="确定，看完整答案")).to_be_visible()   # hidden ones are not in the a11y tree
+    assert "提示 code · 第 4 级" not in out.inner_text()
+    lab.screenshot("e2e_05_hint_confirm.png", hints_cell)
+    out.get_by_role("button", name="先不看").click()
+    assert "提示 code · 第 4 级" not in out.inner_text()
 
-    # Code items pass with the filled blank; the unanswered questions keep the total below the pass line.
-    assert "code_normal" in text and "2/2" in text, text
-    assert "code_boundary" in text and "1/1" in text, text
-    assert "3 / 10" in text or "3/10" in text, text
-    assert "未通过" in text, text
+    sidecar = json.loads((lab.folder / ".hints" / "05_layernorm.json").read_text())
+    assert sidecar["levels"]["code"] == 3
+    # the records are in the notebook itself too (appended by the extension)
+    recorded = lab.js("""() => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        const cell = nb.widgets.find(c => (c.model.getMetadata('nbgrader') || {}).grade_id === 'hints');
+        const outs = cell.model.outputs.toJSON();
+        return outs.filter(o => o.data && o.data['application/vnd.autograder.hint+json'])
+                   .map(o => o.data['application/vnd.autograder.hint+json'].level);
+    }""")
+    assert sorted(recorded) == [1, 2, 3], recorded
+    # running the cell again (as Run All does) consumes nothing
+    lab.run(hints_cell)
+    expect(out.locator("button", has_text="提示 code：看第")).to_contain_text("看第 4 级", timeout=60_000)
+    assert json.loads((lab.folder / ".hints" / "05_layernorm.json").read_text())["levels"]["code"] == 3
+
+
+def test_unsaved_answer_is_checked_as_on_screen_and_saved_before_the_self_check(open_lesson):
+    expect = _expect()
+    lab = open_lesson("05_layernorm")
+    sol = nbformat.read(ROOT / "solutions" / "05_layernorm.ipynb", as_version=4)
+    answer = next(c.source for c in sol.cells if (c.metadata.get("nbgrader") or {}).get("grade_id") == "q1")
+    lab.run(lab.cell("from autograder import lesson"))
+    expect(lab.cell("from autograder import lesson").locator(".jp-OutputArea")).to_contain_text("后端", timeout=90_000)
+
+    # type the answer into the q1 cell, do not save
+    lab.set_source("q1", answer)        # the cell's text changes as typing would; nothing is saved
+    assert lab.js("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
+    check = lab.cell('L.check("q1")')
+    lab.run(check)
+    cout = check.locator(".jp-OutputArea")
+    expect(cout).to_contain_text("屏幕上的答案", timeout=120_000)
+    assert "还没有作答" not in cout.inner_text()
+    lab.screenshot("e2e_05_check_unsaved_answer.png", check)
+
+    selfc = lab.cell("L.self_check()")
+    lab.run(selfc)
+    sout = selfc.locator(".jp-OutputArea")
+    expect(sout).to_contain_text("自检结果", timeout=600_000)
+    expect(sout).to_contain_text("已保存")
+    row = sout.locator("tr", has_text="q1")
+    assert "未作答" not in row.inner_text(), row.inner_text()
+    saved = nbformat.read(lab.folder / "05_layernorm.ipynb", as_version=4)
+    assert any(answer.strip()[:40] in c.source for c in saved.cells), "the self-check did not save the answer"
+    lab.screenshot("e2e_05_self_check_after_save.png", selfc)

@@ -83,6 +83,13 @@ def _wrong():
     return student(WRONG)
 
 
+def _body(cell_source: str) -> str:
+    """The CUDA text of a source cell in either form."""
+    from autograder import cuda_cell
+    got = cuda_cell.parse(cell_source)
+    return got[1] if got else cell_source
+
+
 # ----------------------------------------------------------------------------- attack code snippets
 
 FIND = r'''
@@ -369,10 +376,12 @@ def attacks() -> List[Entry]:
         Entry("a25_malformed", "not JSON", lambda: b'{"cells": [ {"cell_type": "code", ', None, expect_status="invalid"),
         Entry("a26_nbformat3", "an nbformat 3 file (worksheets)", _nbformat3, lambda: student(GOOD)),
         Entry("a27_template_edit_cheat", "fmaxf deleted outside the blank", _with_source(fmax_removed), _wrong),
-        Entry("a28_fstring_source", "the CUDA source built by an f-string (not a literal)",
-              _with_source(lambda s: s.replace('LAYERNORM_CU = r"""', 'LAYERNORM_CU = rf"""', 1).replace("{", "{{").replace("}", "}}")), _wrong),
-        Entry("a29_second_assignment", "a correct-looking literal, then a reassignment",
-              _with_source(lambda s: s + '\nLAYERNORM_CU = LAYERNORM_CU.replace("sq_sum / static_cast<float>(N);", "0;")\n'), _wrong),
+        Entry("a28_fstring_source", "the CUDA source cell turned into a Python f-string (not a literal)",
+              _with_source(lambda s: 'LAYERNORM_CU = rf"""' + _body(s).replace("{", "{{").replace("}", "}}") + '"""\n'), _wrong),
+        Entry("a29_second_assignment", "the source cell as a Python literal followed by a reassignment",
+              _with_source(lambda s: 'LAYERNORM_CU = r"""' + _body(s) + '"""\nLAYERNORM_CU = LAYERNORM_CU.replace('
+                                     '"sq_sum / static_cast<float>(N);", "sq_sum / static_cast<float>(N) - mean * mean;")\n'),
+              _wrong),
         Entry("a30_forged_metadata", "100 points on answers, a fake 50-point bonus cell, a duplicate source id", _forged_metadata, _wrong),
         Entry("a31_keyword_stuffing", "every answer a pasted term list",
               lambda: student(GOOD, {g: "负 negative NaN 传播 污染 fmaxf 截断 clamp Welford 均值 方差 灾难性消减 rsqrt eps 合并读取 warp 归约 因为 所以" for g in reference_answers()}),
