@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 setup: $(VENV)/.installed
 
-demo: setup
+demo: setup sandbox
 	$(BIN)/autograder demo
 
 browser:
