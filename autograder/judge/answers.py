@@ -59,9 +59,12 @@ class _Visible(HTMLParser):
 
 
 def fallback_visible_text(markdown: str) -> str:
-    """What a reader of the rendered markdown sees: HTML comments, ``<script>``/``<style>`` and hidden
-    elements (``display:none``, ``hidden``, ``aria-hidden``) dropped, other tags removed, entities decoded."""
+    """What a reader of the rendered markdown sees: HTML comments, images (their alt text), ``<script>``/
+    ``<style>`` and hidden elements (``display:none``, ``hidden``, ``aria-hidden``) dropped, other tags removed,
+    entities decoded."""
     text = re.sub(r"<!--.*?(-->|\Z)", " ", markdown or "", flags=re.S)
+    # an image shows its picture, not its alt text or link: ![alt](src) / ![alt][ref] carry no answer
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)|!\[[^\]]*\]\[[^\]]*\]", " ", text)
     p = _Visible()
     try:
         p.feed(text)

@@ -123,3 +123,57 @@ def test_self_check_gives_the_batch_verdict(course):
         v = check.grade_notebook(EXAMPLES / f"{student}.ipynb", LESSON, seed=int(row["seed"]))
         assert {i.item: f"{i.points:g}" for i in v.items} == {k: row[k] for k in (i.item for i in v.items)}, student
         assert ";".join(x.id for x in v.vetoes) == row["vetoes"] and v.passed == (row["passed"] == "yes")
+
+
+# ----------------------------------------------------------------------------- every lesson: solution + release
+
+def _lessons():
+    from autograder import config
+    return sorted(config.load(REPO / "grading_rubric.yaml")["lessons"])
+
+
+@pytest.fixture(scope="module")
+def every_lesson(tmp_path_factory):
+    """``autograder grade`` on each lesson's solution and released notebook (one batch per lesson)."""
+    from autograder import batch, config
+    from autograder.settings import CourseLayout, GradingSettings
+    layout = CourseLayout.resolve(REPO)
+    out = {}
+    for lesson in _lessons():
+        cfg = config.lesson(lesson, layout.rubric)
+        tmp = tmp_path_factory.mktemp(f"every-{lesson}")
+        subs = tmp / "subs"
+        subs.mkdir()
+        shutil.copyfile(REPO / "solutions" / cfg["notebook"], subs / "solution.ipynb")
+        shutil.copyfile(REPO / "lessons" / cfg["notebook"], subs / "released.ipynb")
+        settings = GradingSettings.resolve(cfg["settings"], flags={"sandbox": "require", "execute": False})
+        res = batch.grade_batch(subs, lesson, tmp / "out", seed=77, settings=settings, layout=layout,
+                                feedback=False, progress=False, show=False)
+        out[lesson] = (subs, res)
+    return out
+
+
+@pytest.mark.parametrize("lesson", _lessons())
+def test_self_check_and_L_check_equal_grade_on_every_solution_and_release(every_lesson, lesson):
+    """Issue 18's proof: what the student's self-check (``autograder check``) and each ``L.check`` under an
+    exercise (``judge.check_item``) say equals what ``autograder grade`` records."""
+    from autograder import config
+    from autograder.judge import check_item
+    subs, res = every_lesson[lesson]
+    cfg = config.lesson(lesson)
+    for student in ("solution", "released"):
+        row = res.row(student)
+        v = check.grade_notebook(subs / f"{student}.ipynb", lesson, seed=77)
+        assert v.to_dict()["items"] == row.verdict.to_dict()["items"], (lesson, student)
+        assert v.passed == row.passed and [x.id for x in v.vetoes] == row.vetoes
+        nb = nbio.filled(nbio.read(subs / f"{student}.ipynb"))
+        cells = nbio.cells_by_grade_id(nb)
+        codes = {sid: nbio.python_string_var(cells[sid].source, spec["var"]) for sid, spec in cfg["sources"].items()}
+        for item_id, item in cfg["items"].items():
+            if item["kind"] == "cases":
+                one = check_item(lesson, item_id, codes, seed=77)
+            else:
+                one = check_item(lesson, item_id, text=nbio.answer_text(cells[item.get("grade_id") or item_id]))
+            assert one.points == row.verdict.item(item_id).points, (lesson, student, item_id)
+    assert res.row("solution").passed and res.row("solution").total == res.row("solution").max_score
+    assert not res.row("released").passed

@@ -192,8 +192,8 @@ def _leaks(graded):
         blob = "\n".join(texts)
         own = (graded["out"] / "course" / "submitted" / name / corpus.LESSON / f"{corpus.LESSON}.ipynb")
         own_text = own.read_text(encoding="utf-8", errors="replace") if own.exists() else ""
-        for s in secrets + ([ref] if ref not in own_text else []):
-            if s in blob:
+        for s in secrets + [ref]:
+            if s in blob and s not in own_text:          # (an attack's own code may name what it looks for)
                 found.append((name, s[:40]))
     return found
 
