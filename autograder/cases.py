@@ -257,6 +257,24 @@ def _choose_kernels(spec, ev: Evaluator) -> List[str]:
     raise ExprError("no kernel choice matched (add one without `when`)")
 
 
+def kernels_of(spec) -> set:
+    """Every launch recipe a family's ``kernel:`` can name (a name, a pipeline, or ``when`` choices)."""
+    if isinstance(spec, str):
+        return {spec}
+    out = set()
+    for x in spec:
+        out |= kernels_of(x if isinstance(x, str) else x["kernel"])
+    return out
+
+
+def item_sources(lesson: Dict[str, Any], item_id: str) -> List[str]:
+    """The source ids a ``cases`` item's families compile."""
+    names = set()
+    for case in lesson["items"][item_id].get("cases") or []:
+        names |= kernels_of(case["kernel"])
+    return sorted({lesson["kernels"][k]["source"] for k in names})
+
+
 def _dims(v) -> tuple:
     if isinstance(v, (int, np.integer)):
         return (int(v),)

@@ -81,7 +81,8 @@ def run(nb, *, lesson: Optional[dict] = None, settings=None, layout=None, work=N
                 "--max-notebook-mb", str(settings.max_notebook_mb)]
         slack = max(STARTUP_S[0], min(STARTUP_S[1], time_limit_s / 4))
         out = sandbox.run(argv, work, limits=settings.limits(time_limit_s + slack), env=child_env,
-                          mode=settings.sandbox, ro_files=ro)
+                          mode=settings.sandbox, ro_files=ro,
+                          devices=sbx.gpu_devices() if child_env["KERNELS_BACKEND"] == "cupy" else ())
         error = None
         if out.killed == "time":
             error = f"整本笔记本运行超过 {time_limit_s:g} 秒的时间限制，已被终止（可能有死循环或过慢的单元格）。"

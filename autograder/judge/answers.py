@@ -58,13 +58,48 @@ class _Visible(HTMLParser):
             self.out.append(data)
 
 
+def _closing(text: str, i: int, open_: str, close: str) -> int:
+    """Index just past the ``close`` matching the ``open_`` at ``text[i]`` (nesting counted), or -1."""
+    depth = 0
+    for k in range(i, len(text)):
+        ch = text[k]
+        if ch == "\\":
+            continue
+        if ch == open_:
+            depth += 1
+        elif ch == close:
+            depth -= 1
+            if depth == 0:
+                return k + 1
+    return -1
+
+
+def _drop_images(text: str) -> str:
+    """An image shows its picture, not its alt text or link: ``![alt](src)`` / ``![alt][ref]`` carry no
+    answer (alt text may itself hold brackets, e.g. ``E[x^2]``)."""
+    out, i = [], 0
+    while True:
+        j = text.find("![", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        end = _closing(text, j + 1, "[", "]")
+        if end > 0 and end < len(text) and text[end] in "([":
+            tail = _closing(text, end, text[end], ")" if text[end] == "(" else "]")
+            if tail > 0:
+                out.append(text[i:j] + " ")
+                i = tail
+                continue
+        out.append(text[i:j + 2])
+        i = j + 2
+
+
 def fallback_visible_text(markdown: str) -> str:
     """What a reader of the rendered markdown sees: HTML comments, images (their alt text), ``<script>``/
     ``<style>`` and hidden elements (``display:none``, ``hidden``, ``aria-hidden``) dropped, other tags removed,
     entities decoded."""
     text = re.sub(r"<!--.*?(-->|\Z)", " ", markdown or "", flags=re.S)
-    # an image shows its picture, not its alt text or link: ![alt](src) / ![alt][ref] carry no answer
-    text = re.sub(r"!\[[^\]]*\]\([^)]*\)|!\[[^\]]*\]\[[^\]]*\]", " ", text)
+    text = _drop_images(text)
     p = _Visible()
     try:
         p.feed(text)

@@ -75,10 +75,8 @@ class Context:
         return ""
 
     def item_sources(self, item_id: str):
-        kset = set()
-        for case in self.lesson["items"][item_id].get("cases") or []:
-            kset |= _all_kernels(case["kernel"])
-        return sorted({self.lesson["kernels"][k]["source"] for k in kset})
+        from ..cases import item_sources
+        return item_sources(self.lesson, item_id)
 
     def _workdir(self) -> Path:
         if self.work is None:
@@ -113,15 +111,6 @@ class Context:
         if sandboxed is None:
             return
         self.sandboxed = sandboxed if self.sandboxed is None else (self.sandboxed and sandboxed)
-
-
-def _all_kernels(spec) -> set:
-    if isinstance(spec, str):
-        return {spec}
-    out = set()
-    for x in spec:
-        out |= _all_kernels(x if isinstance(x, str) else x["kernel"])
-    return out
 
 
 def _zero(cfg, message: str) -> List[ItemScore]:

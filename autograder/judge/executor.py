@@ -141,9 +141,7 @@ class SandboxExecutor:
         return {f"cache/cpu/{f.name}": str(f) for f in store.iterdir()}
 
     def _devices(self) -> List[str]:
-        if self.backend != "cupy":
-            return []
-        return [str(p) for p in sorted(Path("/dev").glob("nvidia*"))]
+        return sbx.gpu_devices() if self.backend == "cupy" else []
 
     def __call__(self, lesson, codes, plans: List[cases.CasePlan], checks) -> List[cases.LaunchOutcome]:
         results: Dict[int, cases.LaunchOutcome] = {}

@@ -36,12 +36,9 @@ def check_item(lesson_id: str, item_id: str, sources: Union[None, str, Dict[str,
                                      item=item_id, prompt=answers.visible_text(prompt), backend=backend, grade_id=gid)
     if item["kind"] != "cases":
         raise ValueError(f"评分项「{item_id}」是 {item['kind']} 项：只能随整本笔记本一起评分（L.self_check()）")
-    from .core import Context
-    from .executor import SandboxExecutor
     from ..sandbox import core as sbx
-    probe = Context.__new__(Context)
-    probe.lesson = cfg
-    needed = probe.item_sources(item_id)
+    from .executor import SandboxExecutor
+    needed = cases.item_sources(cfg, item_id)
     if isinstance(sources, str):
         if len(needed) != 1:
             raise ValueError(f"评分项「{item_id}」用到 {len(needed)} 段源码（{', '.join(needed)}）：请传 {{源码 id: 文本}}")

@@ -296,6 +296,11 @@ def _nproc_headroom(limits: Limits) -> int:
 
 # ----------------------------------------------------------------------------- run
 
+def gpu_devices() -> List[str]:
+    """The NVIDIA device nodes a sandbox needs to run on the GPU (cupy backend)."""
+    return sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+
+
 def prepare_workdir(parent: Optional[os.PathLike] = None, prefix: str = "sbx-") -> Path:
     """A fresh private directory (traversable by a sandbox uid; nothing else of the grader's in it)."""
     base = Path(parent) if parent else Path(tempfile.gettempdir()) / "autograder-sandboxes"

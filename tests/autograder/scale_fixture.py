@@ -7,6 +7,7 @@ from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbgrader_fixtures import _nbg as _meta
 
 RUBRIC = """
 version: 1
@@ -68,12 +69,6 @@ extern "C" __global__ void scale(const float* x, float* y, int n) {
 ANSWER = "最后一个 block 里多出来的线程下标超过 n，所以需要 i < n 的越界检查。"
 FILLS = ["x[i]", "x[i] * 1.0f", "2.0f * x[i]"]          # right, right written otherwise, wrong
 ANSWERS = [ANSWER, "越界 尾部", "不知道"]
-
-
-def _meta(cell, gid, **kw):
-    cell.metadata["nbgrader"] = {"grade": False, "grade_id": gid, "locked": False, "schema_version": 3,
-                                 "solution": False, "task": False, **kw}
-    return cell
 
 
 def solution_notebook():

@@ -44,9 +44,10 @@ def reference_answers() -> Dict[str, str]:
 
 def student(fill: Optional[str] = GOOD, answers: Optional[Dict[str, str]] = None, minimal: bool = True,
             extra: List[str] = (), where: str = "end"):
-    """The released notebook with the blank filled and answers written. ``minimal``: only the setup, source
-    and answer cells (a student may delete the rest; it keeps the corpus fast to run). ``extra``: code cells
-    added after the source cell (``where="after_source"``) or at the end."""
+    """The released notebook with the blank filled and answers written. ``minimal``: only the setup, source,
+    answer cells and the editable cells holding asserts (a student may delete the rest, but not an assert;
+    it keeps the corpus fast to run). ``extra``: code cells added after the source cell
+    (``where="after_source"``) or at the end."""
     nb = released()
     answers = reference_answers() if answers is None else answers
     for c in nb.cells:
@@ -56,7 +57,10 @@ def student(fill: Optional[str] = GOOD, answers: Optional[Dict[str, str]] = None
         if g in answers:
             c.source = answers[g]
     if minimal:
-        nb.cells = [c for c in nb.cells if _gid(c) in ("setup", "layernorm_src", "explain_code", "q1", "q2", "q3")]
+        from autograder import vetoes
+        keep = ("setup", "layernorm_src", "explain_code", "q1", "q2", "q3")
+        nb.cells = [c for c in nb.cells if _gid(c) in keep or
+                    (c.cell_type == "code" and vetoes._editable(c) and vetoes.checks_in(c.source))]
     cells = [new_code_cell(x) for x in extra]
     if where == "after_source":
         i = next(k for k, c in enumerate(nb.cells) if _gid(c) == "layernorm_src") + 1
@@ -418,7 +422,8 @@ def innocents() -> List[Entry]:
             "If the two-moment formula gives a variance of -1e-7 and eps is smaller than 1e-7, var + eps is negative, "
             "so rsqrtf returns NaN. The NaN propagates to the whole row because every output uses inv_std. "
             "fmaxf clamps var to 0, so var + eps >= eps > 0."))), category="innocent"),
-        Entry("i07_colab", "correct, saved by Colab (nbgrader metadata stripped)", lambda: _strip(student(GOOD)), category="innocent"),
+        Entry("i07_colab", "correct, saved by Colab (nbgrader metadata stripped), the whole notebook",
+              lambda: _strip(student(GOOD, minimal=False)), category="innocent"),
         Entry("i08_blank", "the untouched release", lambda: released(), category="innocent"),
     ]
 
