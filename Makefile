@@ -1,11 +1,12 @@
 # The course's two commands:
 #   make demo   set up, build the student notebooks, grade the bundled lesson-5 submissions, print the gradebook
-#   make test   set up (incl. headless Chromium for the browser test) and run the whole test suite
+#   make test   set up (incl. bubblewrap for the sandbox, headless Chromium for the browser tests) and run the
+#               whole test suite
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test browser clean
+.PHONY: setup demo test browser sandbox clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,13 +21,16 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 setup: $(VENV)/.installed
 
-demo: setup
+demo: setup sandbox
 	$(BIN)/autograder demo
 
 browser:
 	bash scripts/install_browser.sh
 
-test: setup browser
+sandbox:
+	bash scripts/install_sandbox.sh
+
+test: setup browser sandbox
 	$(BIN)/python -m pytest
 
 clean:

@@ -226,18 +226,23 @@ class ItemResult:
 
 # ----------------------------------------------------------------------------- compile + run
 
+def compile_spec(lesson: Dict[str, Any], sid: str):
+    """``(options, name_expressions)`` a source is compiled with: its own plus every templated launch name."""
+    spec = lesson.get("sources", {}).get(sid, {})
+    names = list(spec.get("name_expressions") or [])
+    for k in (lesson.get("kernels") or {}).values():
+        if k["source"] == sid and "<" in k["function"] and k["function"] not in names:
+            names.append(k["function"])
+    return tuple(spec.get("options") or DEFAULT_OPTIONS), names
+
+
 def compile_sources(lesson: Dict[str, Any], codes: Dict[str, str]):
     """``{source_id: RawModule}``; raises kernels.errors.CompileError unchanged."""
     import kernels
     mods = {}
     for sid, code in codes.items():
-        spec = lesson.get("sources", {}).get(sid, {})
-        names = list(spec.get("name_expressions") or [])
-        for k in (lesson.get("kernels") or {}).values():
-            if k["source"] == sid and "<" in k["function"] and k["function"] not in names:
-                names.append(k["function"])
-        mods[sid] = kernels.RawModule(code=code, options=tuple(spec.get("options") or DEFAULT_OPTIONS),
-                                      name_expressions=names or None)
+        options, names = compile_spec(lesson, sid)
+        mods[sid] = kernels.RawModule(code=code, options=options, name_expressions=names or None)
     return mods
 
 
@@ -250,6 +255,24 @@ def _choose_kernels(spec, ev: Evaluator) -> List[str]:
         if "when" not in opt or ev(opt["when"]):
             return _choose_kernels(opt["kernel"], ev)
     raise ExprError("no kernel choice matched (add one without `when`)")
+
+
+def kernels_of(spec) -> set:
+    """Every launch recipe a family's ``kernel:`` can name (a name, a pipeline, or ``when`` choices)."""
+    if isinstance(spec, str):
+        return {spec}
+    out = set()
+    for x in spec:
+        out |= kernels_of(x if isinstance(x, str) else x["kernel"])
+    return out
+
+
+def item_sources(lesson: Dict[str, Any], item_id: str) -> List[str]:
+    """The source ids a ``cases`` item's families compile."""
+    names = set()
+    for case in lesson["items"][item_id].get("cases") or []:
+        names |= kernels_of(case["kernel"])
+    return sorted({lesson["kernels"][k]["source"] for k in names})
 
 
 def _dims(v) -> tuple:
@@ -337,14 +360,44 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: flo
     return True, max_err, None, ""
 
 
-def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, Any],
-             rng: np.random.Generator, checks=("memcheck", "racecheck"), evidence: Optional[Dict[str, Any]] = None):
-    """Run one draw of one case; returns ``(ok, max_error, kind, reason)``.
+# A case runs in three steps so that only the middle one touches the learner's code:
+#   plan_case    (trusted)   params, inputs, launch arguments and the float64 reference, from the seeded RNG;
+#   launch_plan  (untrusted) compile + launch; in-process here, or in a sandbox (autograder.judge.runner);
+#   judge_outputs (trusted)  compare what came back with the reference.
+# The RNG is consumed in the same order as when the three were one function, so seeds replay.
 
-    ``evidence`` (a dict, optional) receives the draw's params and array shapes as soon as they
-    are known (so a kernel error still has them) and ``compare``'s first mismatch.
-    """
-    import kernels
+@dataclass
+class Launch:
+    source: str
+    function: str
+    grid: tuple
+    block: tuple
+    shared_mem: int
+    args: List[tuple]                 # ("array", name) | ("scalar", numpy scalar)
+
+
+@dataclass
+class CasePlan:
+    family: str
+    arrays: Dict[str, np.ndarray]     # host arrays in storage dtype (inputs and pre-filled outputs)
+    dtypes: Dict[str, str]            # array -> rubric dtype name
+    launches: List[Launch]
+    outputs: List[str]
+    want: Dict[str, np.ndarray]       # float64 reference per output (never leaves the grader)
+    policy: Dict[str, Dict[str, Any]]  # output -> {atol, rtol, nan, prefilled}
+    group: str = ""                   # the item it belongs to
+    evidence: Dict[str, Any] = field(default_factory=dict)   # params and shapes of the draw (for feedback)
+
+    @property
+    def sources(self) -> List[str]:
+        return sorted({ln.source for ln in self.launches})
+
+
+def plan_case(lesson: Dict[str, Any], case: Dict[str, Any], rng: np.random.Generator,
+              evidence: Optional[Dict[str, Any]] = None) -> CasePlan:
+    """One draw of one case family: everything but the launch. The draw's params and array shapes go
+    into ``plan.evidence`` (and ``evidence`` when given), so a failure can say what input it was."""
+    evidence = {} if evidence is None else evidence
     ev = Evaluator(rng)
     for k, v in (case.get("params") or {}).items():
         ev.names[k] = ev(v)
@@ -380,23 +433,19 @@ def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, An
     if evidence is not None:
         evidence["shapes"] = {a: [int(d) for d in h.shape] for a, h in host.items()}
     host64 = {a: to_float64(h, specs[a]["dtype"]) for a, h in host.items()}
-    dev = {a: kernels.asarray(h) for a, h in host.items()}
     outputs = list(case.get("outputs") or [])
     if not outputs:
         for ks in kspecs:
             outputs += [o for o in ks.get("outputs") or [] if o not in outputs]
     names_env = dict(ev.names)
+    launches = []
     for ks in kspecs:
-        fn = modules[ks["source"]].get_function(ks["function"])
-        ev.names = {**names_env, **dev}
-        args = [dev[a] if isinstance(a, str) and a in dev else ev(a) for a in ks["args"]]
+        ev.names = {**names_env, **host}
+        args = [("array", a) if isinstance(a, str) and a in host else ("scalar", ev(a)) for a in ks["args"]]
         ev.names = names_env
         grid, block = _dims(ev(ks["grid"])), _dims(ev(ks["block"]))
         smem = int(ev(ks.get("shared_mem", 0)))
-        with kernels.check(*checks):
-            fn(grid, block, tuple(args), shared_mem=smem)
-    if hasattr(kernels, "synchronize"):
-        kernels.synchronize()
+        launches.append(Launch(ks["source"], ks["function"], grid, block, smem, args))
     ref_name = case.get("reference") or next((ks["reference"] for ks in reversed(kspecs) if ks.get("reference")), None)
     if not ref_name:
         raise ExprError(f"family {case['family']!r}: no reference to compare with")
@@ -406,72 +455,176 @@ def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, An
     if ref_args:
         bound = {p: (bound[v] if isinstance(v, str) and v in bound else ev(v)) for p, v in ref_args.items()}
     want = references.as_outputs(references.call(ref_name, bound), outputs)
-    worst = 0.0
+    policy = {}
     for o in outputs:
-        got = to_float64(kernels.asnumpy(dev[o]), specs[o]["dtype"])
         pol = dict(DEFAULT_TOL)
         pol.update(case.get("tol") or {})
         pol.update((case.get("compare") or {}).get(o, {}))
-        prefilled = "fill" in specs[o] and isinstance(specs[o]["fill"], (float, str)) and \
+        pol["prefilled"] = "fill" in specs[o] and isinstance(specs[o]["fill"], (float, str)) and \
             str(specs[o]["fill"]).lower() == "nan"
-        ok, err, kind, frag = compare(o, got, want[o], float(pol["atol"]), float(pol["rtol"]),
-                                      pol.get("nan", "match"), prefilled, evidence)
+        policy[o] = pol
+    return CasePlan(case["family"], host, {a: s["dtype"] for a, s in specs.items()}, launches, outputs, want, policy,
+                    evidence=dict(evidence or {}))
+
+
+def launch_plan(plan: CasePlan, modules: Dict[str, Any], checks=("memcheck", "racecheck")) -> Dict[str, np.ndarray]:
+    """Launch the plan's kernels in this process; the outputs as host arrays (raises kernels errors)."""
+    import kernels
+    dev = {a: kernels.asarray(h) for a, h in plan.arrays.items()}
+    for ln in plan.launches:
+        fn = modules[ln.source].get_function(ln.function)
+        args = tuple(dev[v] if k == "array" else v for k, v in ln.args)
+        with kernels.check(*checks):
+            fn(ln.grid, ln.block, args, shared_mem=ln.shared_mem)
+    if hasattr(kernels, "synchronize"):
+        kernels.synchronize()
+    return {o: kernels.asnumpy(dev[o]) for o in plan.outputs}
+
+
+def judge_outputs(plan: CasePlan, got: Dict[str, np.ndarray], evidence: Optional[Dict[str, Any]] = None):
+    """``(ok, max_error, kind, reason_fragment)`` comparing launched outputs with the plan's reference;
+    ``evidence`` (optional) receives the first mismatching element (see ``compare``)."""
+    worst = 0.0
+    for o in plan.outputs:
+        if o not in got:
+            return False, None, "missing", f"输出 {o} 没有返回"
+        g = to_float64(got[o], plan.dtypes[o])
+        pol = plan.policy[o]
+        ok, err, kind, frag = compare(o, g, plan.want[o], float(pol["atol"]), float(pol["rtol"]),
+                                      pol.get("nan", "match"), pol["prefilled"], evidence)
         if not ok:
             return False, err, kind, frag
         worst = max(worst, err or 0.0)
     return True, worst, None, ""
 
 
-def run_item(lesson: Dict[str, Any], item_id: str, codes: Dict[str, str], *, seed: Optional[int] = None,
-             checks=None) -> ItemResult:
-    """Run every case family of ``item_id`` against the CUDA ``codes`` ``{source_id: text}``."""
+def run_case(lesson: Dict[str, Any], case: Dict[str, Any], modules: Dict[str, Any],
+             rng: np.random.Generator, checks=("memcheck", "racecheck"), evidence: Optional[Dict[str, Any]] = None):
+    """Run one draw of one case in this process; returns ``(ok, max_error, kind, reason)``.
+
+    ``evidence`` (a dict, optional) receives the draw's params and array shapes as soon as they
+    are known (so a kernel error still has them) and ``compare``'s first mismatch.
+    """
+    plan = plan_case(lesson, case, rng, evidence)
+    return judge_outputs(plan, launch_plan(plan, modules, checks), evidence)
+
+
+@dataclass
+class LaunchOutcome:
+    """What launching one plan produced: outputs, or the kind and Chinese message of what went wrong."""
+    outputs: Optional[Dict[str, np.ndarray]] = None
+    kind: Optional[str] = None
+    message: str = ""
+    diagnostic: Optional[Dict[str, Any]] = None     # kernels.errors fields (``_diagnostic``), no raw sanitizer text
+
+
+def in_process_executor(lesson: Dict[str, Any], codes: Dict[str, str], plans: List[CasePlan],
+                        checks) -> List[LaunchOutcome]:
+    """Compile ``codes`` and launch ``plans`` in this process (the notebook's own ``L.grade``, lesson tests)."""
     from kernels import errors as kerr
-    item = lesson["items"][item_id]
+    modules, broken = {}, {}
+    for sid in sorted({s for p in plans for s in p.sources}):
+        try:
+            modules.update(compile_sources(lesson, {sid: codes[sid]}))
+        except kerr.KernelError as exc:
+            broken[sid] = LaunchOutcome(kind=exc.kind, message=messages.explain(exc), diagnostic=_diagnostic(exc))
+    out = []
+    for plan in plans:
+        bad = next((broken[s] for s in plan.sources if s in broken), None)
+        if bad is not None:
+            out.append(bad)
+            continue
+        try:
+            out.append(LaunchOutcome(outputs=launch_plan(plan, modules, checks)))
+        except kerr.KernelError as exc:
+            out.append(LaunchOutcome(kind=exc.kind, message=messages.explain(exc), diagnostic=_diagnostic(exc)))
+        except Exception as exc:
+            out.append(LaunchOutcome(kind=type(exc).__name__, message=messages.explain(exc)))
+    return out
+
+
+def plan_items(lesson: Dict[str, Any], item_ids: List[str], seed: int):
+    """``[(item_id, family index, draw, plan or planning error)]`` for every repeat of every family."""
+    out = []
+    for item_id in item_ids:
+        item = lesson["items"][item_id]
+        # one child generator per family keeps families independent of each other's draws
+        children = np.random.SeedSequence(seed).spawn(len(item["cases"]))
+        for k, (case, child) in enumerate(zip(item["cases"], children)):
+            rng = np.random.default_rng(child)
+            for r in range(int(case.get("repeat", 1))):
+                try:
+                    plan = plan_case(lesson, case, rng)
+                    plan.group = item_id
+                    out.append((item_id, k, r, plan))
+                except Exception as exc:  # a rubric bug (bad expression, reference), not the learner's: say so
+                    out.append((item_id, k, r, exc))
+                    break
+    return out
+
+
+def run_items(lesson: Dict[str, Any], item_ids: List[str], codes: Dict[str, str], *, seed: int,
+              checks, executor=None) -> Dict[str, ItemResult]:
+    """Every case family of ``item_ids`` against the CUDA ``codes``; one ``executor`` call launches all of
+    them (default: this process). ``executor(lesson, codes, plans, checks) -> [LaunchOutcome]``."""
+    executor = executor or in_process_executor
+    planned = plan_items(lesson, item_ids, seed)
+    plans = [p for *_, p in planned if isinstance(p, CasePlan)]
+    outcomes = iter(executor(lesson, codes, plans, tuple(checks)) if plans else [])
+    results = {iid: ItemResult(iid, True, seed) for iid in item_ids}
+    fams: Dict[tuple, FamilyResult] = {}
+    for item_id, k, _, plan in planned:
+        item = lesson["items"][item_id]
+        case = item["cases"][k]
+        fam = case["family"]
+        prefix = _prefix(item_id, item)
+        fr = fams.get((item_id, k))
+        if fr is None:
+            fr = fams[(item_id, k)] = FamilyResult(fam, True)
+            results[item_id].families.append(fr)
+        if isinstance(plan, Exception):
+            fr.passed, fr.error_kind = False, "rubric"
+            fr.reason = f"{prefix}「{fam}」无法运行（评分配置错误，请联系老师）：{plan}"
+            continue
+        got = next(outcomes)
+        if not fr.passed:           # an earlier draw of this family failed already
+            continue
+        evidence = dict(plan.evidence)
+        if got.outputs is None:
+            fr.passed, fr.error_kind = False, got.kind
+            fr.reason = f"{prefix}「{fam}」失败：{got.message}"
+            fr.diagnostic = got.diagnostic
+            _set_evidence(fr, evidence)
+            continue
+        try:
+            ok, err, kind, frag = judge_outputs(plan, got.outputs, evidence)
+        except Exception as exc:    # outputs of the wrong shape or dtype came back
+            ok, err, kind, frag = False, None, "malformed", f"返回的输出无法比较（{type(exc).__name__}）"
+        if err is not None:
+            fr.max_error = max(fr.max_error or 0.0, err)
+        if not ok:
+            fr.passed, fr.error_kind, fr.reason = False, kind, f"{prefix}「{fam}」失败：{frag}"
+            _set_evidence(fr, evidence)
+    for r in results.values():
+        r.passed = all(f.passed for f in r.families)
+    return results
+
+
+EVIDENCE_KEYS = ("params", "shapes", "output", "index", "expected", "got", "tol", "mismatches", "size")
+
+
+def _set_evidence(fr: FamilyResult, evidence: Dict[str, Any]) -> None:
+    for key in EVIDENCE_KEYS:
+        if key in evidence:
+            setattr(fr, key, evidence[key])
+
+
+def run_item(lesson: Dict[str, Any], item_id: str, codes: Dict[str, str], *, seed: Optional[int] = None,
+             checks=None, executor=None) -> ItemResult:
+    """Run every case family of ``item_id`` against the CUDA ``codes`` ``{source_id: text}``."""
     seed = new_seed() if seed is None else int(seed)
     checks = tuple(checks if checks is not None else lesson.get("settings", {}).get("checks", ("memcheck", "racecheck")))
-    prefix = _prefix(item_id, item)
-    result = ItemResult(item_id, True, seed)
-    try:
-        modules = compile_sources(lesson, codes)
-    except kerr.KernelError as exc:
-        reason = messages.explain(exc)
-        for case in item["cases"]:
-            result.families.append(FamilyResult(case["family"], False, f"{prefix}「{case['family']}」失败：{reason}",
-                                                error_kind=exc.kind, diagnostic=_diagnostic(exc)))
-        result.passed = False
-        return result
-    # one child generator per family keeps families independent of each other's draws
-    children = np.random.SeedSequence(seed).spawn(len(item["cases"]))
-    for case, child in zip(item["cases"], children):
-        rng = np.random.default_rng(child)
-        fam = case["family"]
-        fr = FamilyResult(fam, True)
-        evidence: Dict[str, Any] = {}
-        try:
-            for _ in range(int(case.get("repeat", 1))):
-                evidence.clear()
-                ok, err, kind, frag = run_case(lesson, case, modules, rng, checks, evidence)
-                fr.max_error = max(fr.max_error or 0.0, err or 0.0) if err is not None else fr.max_error
-                if not ok:
-                    fr.passed, fr.error_kind, fr.reason = False, kind, f"{prefix}「{fam}」失败：{frag}"
-                    break
-        except kerr.KernelError as exc:
-            fr.passed, fr.error_kind = False, exc.kind
-            fr.reason = f"{prefix}「{fam}」失败：{messages.explain(exc)}"
-            fr.diagnostic = _diagnostic(exc)
-        except (ExprError, KeyError) as exc:  # rubric bug, not the learner's: say so
-            fr.passed, fr.error_kind = False, "rubric"
-            fr.reason = f"{prefix}「{fam}」无法运行（评分配置错误，请联系老师）：{exc}"
-        except Exception as exc:
-            fr.passed, fr.error_kind = False, type(exc).__name__
-            fr.reason = f"{prefix}「{fam}」失败：{messages.explain(exc)}"
-        if not fr.passed:
-            for key in ("params", "shapes", "output", "index", "expected", "got", "tol", "mismatches", "size"):
-                if key in evidence:
-                    setattr(fr, key, evidence[key])
-        result.families.append(fr)
-        result.passed &= fr.passed
-    return result
+    return run_items(lesson, [item_id], codes, seed=seed, checks=checks, executor=executor)[item_id]
 
 
 def _diagnostic(exc) -> Dict[str, Any]:

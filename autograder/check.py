@@ -1,67 +1,46 @@
-"""Grade one notebook: execute it (own process, time limit), score code items
-from their test cells, written answers with the rubric, apply hint penalties
-and vetoes.  Same engine for ``autograder check``, ``L.self_check()`` and the
-instructor's batch grading (``grade_executed`` after ``nbgrader autograde``).
+"""Grade one notebook file: ``autograder check NOTEBOOK`` and ``L.self_check()``.
+
+A thin front of the judge (``autograder.judge``): read the file, find its lesson, pick up the hint record
+next to it and return the one ``Verdict`` instructor grading gives the same submission. Nothing of the
+notebook is executed to decide the verdict.
+
+Also the helpers the judge and the feedback run share: the wrong-lesson check, the notebook prepared for a
+run (locked cells and hidden tests restored, as nbgrader autograde does) and Chinese explanations of the
+errors a run leaves in its cells.
 """
 from __future__ import annotations
 
 import copy
-import json
-import os
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Dict, List, Optional
 
 import nbformat
 
-from . import cases, config, hints, rubric, vetoes
-from . import execute as executor
+from . import config, hints
 from . import notebook as nbio
+from .settings import CourseLayout, GradingSettings
+from .verdict import Verdict
 
 
-@dataclass
-class Result:
-    score: float
-    max_score: float
-    passed: bool
-    vetoes: List[Dict[str, str]] = field(default_factory=list)
-    items: List[Dict[str, Any]] = field(default_factory=list)
-    seed: Optional[int] = None
-    backend: Optional[str] = None
-    hints_used: Dict[str, int] = field(default_factory=dict)
-    errors: List[str] = field(default_factory=list)
-    lesson: Optional[str] = None
-    pass_score: Optional[float] = None
-    notes: List[str] = field(default_factory=list)      # Chinese notes on repairs made before grading
-
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
-    def to_json(self, **kw) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, **kw)
+def lesson_root(layout: Optional[CourseLayout] = None) -> Path:
+    """Folder holding solutions/ and lessons/."""
+    return (layout or CourseLayout.resolve()).root
 
 
-def lesson_root() -> Path:
-    """Folder holding solutions/ and lessons/: next to the rubric file in use."""
-    return config.rubric_path().resolve().parent
-
-
-def solution_notebook(cfg) -> Optional[nbformat.NotebookNode]:
-    p = lesson_root() / "solutions" / cfg["notebook"]
+def solution_notebook(cfg, layout: Optional[CourseLayout] = None) -> Optional[nbformat.NotebookNode]:
+    p = (layout or CourseLayout.resolve()).solution(cfg)
     return nbio.read(p) if p.exists() else None
 
 
-def template_notebook(cfg) -> Optional[nbformat.NotebookNode]:
-    """The released notebook: lessons/<nb>, else generated on the fly from solutions/<nb>."""
-    p = lesson_root() / "lessons" / cfg["notebook"]
-    if p.exists():
-        return nbio.read(p)
-    sol = solution_notebook(cfg)
-    return nbio.released(sol) if sol is not None else None
+def template_notebook(cfg, layout: Optional[CourseLayout] = None) -> Optional[nbformat.NotebookNode]:
+    """The released notebook, from nbgrader's pipeline on solutions/<nb> (never the learner's lessons/ copy)."""
+    from .judge.template import released_from_file
+    return released_from_file((layout or CourseLayout.resolve()).solution(cfg))
 
 
-def test_grade_id(item_id: str, item: Dict[str, Any]) -> str:
-    return item.get("grade_id") or f"test_{item_id}"
+def test_grade_id(item_id: str, item) -> str:
+    from .judge.scorers import grade_id
+    return grade_id(item_id, item)
 
 
 def prepare_for_run(nb, cfg, solution=None, notes: Optional[List[str]] = None) -> nbformat.NotebookNode:
@@ -69,6 +48,8 @@ def prepare_for_run(nb, cfg, solution=None, notes: Optional[List[str]] = None) -
     and locked (read-only) cells the learner edited get their source back, as nbgrader autograde does."""
     if nbio.is_solution_notebook(nb):
         return nbio.filled(nb)
+    if isinstance(solution, CourseLayout):
+        solution = solution_notebook(cfg, solution)
     run_nb = copy.deepcopy(nb)
     cells = nbio.cells_by_grade_id(run_nb)
     sol_cells = nbio.cells_by_grade_id(solution) if solution is not None else {}
@@ -78,7 +59,7 @@ def prepare_for_run(nb, cfg, solution=None, notes: Optional[List[str]] = None) -
         meta = nbio.nbgrader_meta(sol) if sol is not None else {}
         if sol is None or not meta.get("locked") or meta.get("solution"):
             continue
-        want = nbio._fill(sol.source)
+        want = nbio.fill_source(sol.source)
         hidden = nbio.hidden_tests(sol.source)
         visible = nbio.blank_source(sol.source)
         if cell.source.strip() != want.strip() and cell.source.strip() != visible.strip():
@@ -91,67 +72,63 @@ def prepare_for_run(nb, cfg, solution=None, notes: Optional[List[str]] = None) -
             cell.pop("attachments", None)
     if edited and notes is not None:
         notes.append(f"只读单元格 {'、'.join(edited)} 被修改过；评分时已恢复原样（与 nbgrader 评分相同），你的修改不参与评分。")
-    for iid, item in cfg["items"].items():
-        if item["kind"] not in ("cases", "test"):
+    from .judge.scorers import get as scorer
+    for iid, item in cfg["items"].items():      # test cells get their hidden tests back, locked or not
+        if not scorer(item["kind"]).code:
             continue
         gid = test_grade_id(iid, item)
-        if gid not in cells:
-            continue
-        if gid in sol_cells:
-            cells[gid].source = nbio._fill(sol_cells[gid].source)
-        elif item["kind"] == "cases" and f'L.grade("{iid}")' not in cells[gid].source \
-                and f"L.grade('{iid}')" not in cells[gid].source:
-            cells[gid].source = cells[gid].source.rstrip() + f'\nL.grade("{iid}")\n'
+        if gid in cells and gid in sol_cells:
+            cells[gid].source = nbio.fill_source(sol_cells[gid].source)
     return run_nb
 
 
-def grade_notebook(path, lesson_id: Optional[str] = None, *, seed: Optional[int] = None,
-                   execute: bool = True, timeout: Optional[float] = None) -> Result:
-    """Grade the notebook file at ``path`` (a learner's lessons/ copy or a solutions/ notebook)."""
-    path = Path(path)
-    nb = nbio.read(path)
+def lesson_of(path: Path, nb, lesson_id: Optional[str], layout: CourseLayout) -> tuple:
+    """``(lesson id, notes)`` for a notebook file: ``--lesson``, else what the notebook loads, else its name."""
     notes: List[str] = []
-    content_lesson = nbio.lesson_id_of(nb)
+    known = config.load(layout.rubric).get("lessons", {})
+    content = nbio.lesson_id_of(nb)
     if lesson_id is None:
-        lesson_id = content_lesson or path.stem
-        stem = path.stem
-        if content_lesson and stem != content_lesson and stem in config.load().get("lessons", {}):
-            notes.append(f"文件名是「{stem}」，但笔记本内容是「{content_lesson}」课（lesson.load），按「{content_lesson}」评分。")
-    if lesson_id not in config.load().get("lessons", {}) and content_lesson is None:
+        lesson_id = content or path.stem
+        if content and path.stem != content and path.stem in known:
+            notes.append(f"文件名是「{path.stem}」，但笔记本内容是「{content}」课（lesson.load），按「{content}」评分。")
+    if lesson_id not in known:
         raise config.RubricError(f"无法确定 {path.name} 属于哪一课：笔记本里没有 lesson.load(\"...\")，"
                                  f"文件名「{path.stem}」也不是已知的课程 id；请用 --lesson 指定。")
-    cfg = config.lesson(lesson_id)
-    settings = cfg["settings"]
-    seed = cases.new_seed() if seed is None else int(seed)
-    wrong = wrong_lesson_message(nb, lesson_id)
-    if wrong:
-        return wrong_lesson_result(cfg, lesson_id, wrong, seed)
-    solution = solution_notebook(cfg)
-    template = template_notebook(cfg)
-    if not nbio.is_solution_notebook(nb):
-        notes += repair(nb, template)
-    errors: List[str] = []
-    executed = nb
-    if execute:
-        run_nb = prepare_for_run(nb, cfg, solution, notes)
-        env = {"AUTOGRADER_SEED": str(seed), "KERNELS_CHECK": ",".join(settings.get("checks") or [])}
-        ex = executor.run(run_nb, cwd=path.parent, time_limit_s=timeout or settings["time_limit_s"],
-                          cell_timeout_s=settings["cell_timeout_s"], env=env)
-        executed = ex.nb
-        if ex.error:
-            errors.append(ex.error)
-    elif not any(c.get("execution_count") for c in nb.cells if c.cell_type == "code"):
-        notes.append("笔记本里没有运行过的输出（--no-execute 只评已保存的输出），代码项按未运行计 0 分；"
-                     "去掉 --no-execute 重新评分，或在 Jupyter 里“运行全部”并保存后再检查。")
-    usage = hints.read_sidecar(path)
-    if nbio.is_solution_notebook(nb):
-        student_view = nbio.filled(nb)
-    else:
-        student_view = nb
-    result = grade_executed(executed, lesson_id, seed=seed, template=template, student_nb=student_view,
-                            hints_used=usage, errors=errors)
-    result.notes = notes + [n for n in result.notes if n not in notes]
-    return result
+    return lesson_id, notes
+
+
+def grade_notebook(path, lesson_id: Optional[str] = None, *, seed: Optional[int] = None, execute: bool = False,
+                   timeout: Optional[float] = None, settings: Optional[GradingSettings] = None,
+                   layout: Optional[CourseLayout] = None) -> Verdict:
+    """The verdict on the notebook file at ``path`` (a learner's copy or a solutions/ notebook).
+
+    ``execute`` and ``timeout`` are accepted for old callers; the verdict never depends on running the
+    notebook (``test`` items run in the sandbox, limited by ``settings.time_limit_s``)."""
+    path = Path(path)
+    layout = layout or CourseLayout.resolve()
+    nb = nbio.read(path)
+    lesson_id, notes = lesson_of(path, nb, lesson_id, layout)
+    cfg = config.lesson(lesson_id, layout.rubric)
+    settings = settings or GradingSettings.resolve(cfg["settings"])
+    if timeout:
+        settings = settings.with_(time_limit_s=float(timeout))
+    from .judge import judge
+    return judge(nb, lesson_id, seed=seed, settings=settings, layout=layout, hints_used=hints.read_sidecar(path),
+                 notes=notes)
+
+
+def wrong_lesson_message(nb, lesson_id: str, layout: Optional[CourseLayout] = None) -> Optional[str]:
+    """Chinese explanation when ``nb`` is another lesson's notebook (its lesson.load names a different lesson)."""
+    content = nbio.lesson_id_of(nb)
+    if not content or content == lesson_id:
+        return None
+    lessons = config.load((layout or CourseLayout.resolve()).rubric).get("lessons", {})
+    if content not in lessons:
+        return None
+    title = lessons[content].get("title", content)
+    want = lessons.get(lesson_id, {})
+    return (f"提交错了笔记本：这份笔记本是「{title}」（{content}），不是本次要评分的"
+            f"「{want.get('title', lesson_id)}」（{lesson_id}）。请提交 {want.get('notebook', lesson_id + '.ipynb')}。")
 
 
 def repair(nb, template) -> List[str]:
@@ -166,111 +143,6 @@ def repair(nb, template) -> List[str]:
         return []
     return [f"笔记本缺少 nbgrader 单元格元数据（可能用 VS Code / Google Colab 打开保存过，或把单元格复制到了新笔记本），"
             f"已按模板找回 {len(restored)} 个评分单元格：{'、'.join(restored)}。"]
-
-
-def wrong_lesson_message(nb, lesson_id: str) -> Optional[str]:
-    """Chinese explanation when ``nb`` is another lesson's notebook (its lesson.load names a different lesson)."""
-    content = nbio.lesson_id_of(nb)
-    if not content or content == lesson_id:
-        return None
-    lessons = config.load().get("lessons", {})
-    if content not in lessons:
-        return None
-    title = lessons[content].get("title", content)
-    want = lessons.get(lesson_id, {})
-    return (f"提交错了笔记本：这份笔记本是「{title}」（{content}），不是本次要评分的"
-            f"「{want.get('title', lesson_id)}」（{lesson_id}）。请提交 {want.get('notebook', lesson_id + '.ipynb')}。")
-
-
-def wrong_lesson_result(cfg, lesson_id: str, message: str, seed=None) -> "Result":
-    items = [{"id": iid, "kind": it["kind"], "points": 0.0, "max_points": float(it["points"]),
-              "message": "未评分：提交的是另一课的笔记本", "families": []} for iid, it in cfg["items"].items()]
-    return Result(score=0.0, max_score=float(sum(e["max_points"] for e in items)), passed=False, items=items,
-                  seed=seed, errors=[message], lesson=lesson_id, pass_score=float(cfg["settings"]["pass_score"]))
-
-
-def grade_executed(nb, lesson_id: Optional[str] = None, *, seed: Optional[int] = None, template=None,
-                   student_nb=None, hints_used: Optional[Dict[str, int]] = None,
-                   errors: Optional[List[str]] = None) -> Result:
-    """Score an ALREADY executed notebook (e.g. after ``nbgrader autograde``); runs nothing.
-
-    ``template``: the released notebook for the template-edit / assert vetoes
-    (default: lessons/ or generated from solutions/).  ``student_nb``: the
-    learner's cells as submitted when ``nb`` had tests re-inserted (default ``nb``).
-    """
-    lesson_id = lesson_id or nbio.lesson_id_of(nb)
-    cfg = config.lesson(lesson_id)
-    settings = cfg["settings"]
-    if template is None:
-        template = template_notebook(cfg)
-    if nbio.is_solution_notebook(nb):
-        nb = nbio.filled(nb)
-    student_nb = student_nb if student_nb is not None else nb
-    errors = list(errors or [])
-    rec = nbio.recorded_backend(nb) or {}
-    backend = rec.get("backend")
-    grade_data = {d.get("item"): d for _, d in nbio.outputs_with_mime(nb, nbio.GRADE_MIME) if isinstance(d, dict)}
-    if seed is None:
-        seed = next((d.get("seed") for d in grade_data.values() if d.get("seed") is not None), None)
-    cells = nbio.cells_by_grade_id(nb)
-    answers = {}
-    rubric_results = {}
-    items = []
-    for iid, item in cfg["items"].items():
-        pts = float(item["points"])
-        entry = {"id": iid, "kind": item["kind"], "points": 0.0, "max_points": pts, "message": "", "families": []}
-        if item["kind"] == "rubric":
-            gid = item.get("grade_id") or iid
-            cell = nbio.cells_by_grade_id(student_nb).get(gid) or cells.get(gid)
-            if cell is None:
-                entry["message"] = f"找不到答题单元格「{gid}」：它被删除了；请从原始课程笔记本把答题单元格复制回来，把答案写在里面"
-            else:
-                text, note = nbio.answer_text(cell), ""
-                if not rubric.is_blank(text):
-                    pass
-                elif (stray := nbio.stray_answer(student_nb, template, gid)):
-                    text = stray
-                    note = (f"（答案没有写在「{gid}」答题单元格里，而是写在了旁边新建的单元格或题目单元格中；"
-                            f"已按本题计分，下次请写在答题单元格内）")
-                answers[gid] = text
-                rr = rubric.score(text, item["rubric"], pts, prompt=nbio.template_prompt(template, gid))
-                rubric_results[iid] = rr
-                entry.update(points=rr.points, message=rr.message + note, rubric=rr.to_dict())
-        else:
-            gid = test_grade_id(iid, item)
-            cell = cells.get(gid)
-            data = grade_data.get(iid)
-            if data:
-                entry["families"] = data.get("families", [])
-            if cell is None:
-                entry["message"] = (f"找不到测试单元格「{gid}」：它被删除了（或改成了别的单元格）。测试单元格不能删除，"
-                                    f"请从原始课程笔记本把它复制回来再提交")
-            elif cell.get("execution_count") is None and not cell.get("outputs"):
-                entry["message"] = "测试单元格没有运行（执行中断、超时或前面的单元格出错导致内核退出）"
-            elif (err := nbio.cell_error(cell)) is not None:
-                bad = [f.get("reason", "") for f in entry["families"] if not f.get("passed")]
-                entry["message"] = "；".join(bad) if bad else _explain_cell_error(nb, cell, err)
-            else:
-                entry.update(points=pts, message="通过" + (f"（{len(entry['families'])} 个用例族）"
-                                                          if entry["families"] else ""))
-        items.append(entry)
-    usage = hints.merge_usage(hints.usage_from_notebook(nb), hints.usage_from_notebook(student_nb), hints_used or {})
-    for iid, d in hints.penalties(cfg, usage, settings["hint_penalty"]).items():
-        for e in items:
-            if e["id"] == iid and d > 0:
-                taken = min(d, e["points"])
-                e["points"] -= taken
-                e["message"] += f"（使用了提示，扣 {taken:g} 分）"
-    found = vetoes.all_vetoes(student_nb, template, cfg, answers, backend, rubric_results)
-    wrong = wrong_lesson_message(student_nb, lesson_id)
-    if wrong and wrong not in errors:
-        errors.append(wrong)
-    score = round(sum(e["points"] for e in items), 3)
-    max_score = float(sum(e["max_points"] for e in items))
-    passed = score >= float(settings["pass_score"]) and not found and not errors
-    return Result(score=score, max_score=max_score, passed=passed, vetoes=[v.to_dict() for v in found],
-                  items=items, seed=seed, backend=backend, hints_used=usage, errors=errors,
-                  lesson=lesson_id, pass_score=float(settings["pass_score"]))
 
 
 # kernels.errors class name -> messages._WHAT kind (test cells that call the kernel directly
@@ -303,7 +175,7 @@ def _cell_label(nb, cell) -> str:
     return f"{where}" + (f"「{gid}」" if gid else "") + (f"（{first}）" if first else "")
 
 
-def _explain_cell_error(nb, cell, err: Dict[str, str]) -> str:
+def explain_cell_error(nb, cell, err: Dict[str, str]) -> str:
     """The test cell's error, plus its root cause when an earlier cell failed first
     (a broken CUDA source cell leaves ``layernorm`` undefined; a compile error leaves it None)."""
     msg = _error_message(err)
@@ -326,3 +198,6 @@ def _explain_cell_error(nb, cell, err: Dict[str, str]) -> str:
     if start is not None and ("编译" in msg or "compile" in msg.lower()):
         msg = "CUDA 源码编译失败（见编译单元格的输出）：" + " / ".join(compile_out[start:start + 4]).lstrip("❌ ")
     return msg[:800]
+
+
+_explain_cell_error = explain_cell_error   # old name

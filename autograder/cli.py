@@ -4,6 +4,7 @@
     autograder hint LESSON ITEM [--level N]
     autograder generate ...   -> autograder.generate.main(argv)
     autograder grade ...      -> autograder.batch.main(argv)
+    autograder export ...     -> autograder.batch.export_main(argv)
     autograder demo ...       -> autograder.batch.demo_main(argv)
     autograder score-answers FILE.jsonl / rubric-eval FILE.jsonl -> autograder.answers.cli
 
@@ -21,7 +22,8 @@ from typing import List, Optional
 # subcommands implemented elsewhere: name -> (module, function); each gets the remaining argv
 DELEGATED = {
     "generate": ("autograder.generate", "main", "solutions/ -> lessons/ through nbgrader"),
-    "grade": ("autograder.batch", "main", "instructor batch grading (nbgrader autograde + rubric)"),
+    "grade": ("autograder.batch", "main", "instructor batch grading (sandboxed, inside nbgrader, resumable)"),
+    "export": ("autograder.batch", "export_main", "the gradebook as a Canvas or Moodle CSV"),
     "demo": ("autograder.batch", "demo_main", "grade the bundled example submissions"),
     "score-answers": ("autograder.answers.cli", "score_answers_main", "score written answers (JSON Lines in and out)"),
     "rubric-eval": ("autograder.answers.cli", "rubric_eval_main", "agreement of the answer scorer with human scores"),
@@ -36,8 +38,12 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.add_argument("--seed", type=int, default=None, help="replay a run's random cases")
     c.add_argument("--lesson", default=None, help="lesson id (default: from the notebook)")
-    c.add_argument("--no-execute", action="store_true", help="score the saved outputs without running")
-    c.add_argument("--timeout", type=float, default=None, help="whole-notebook time limit, seconds")
+    c.add_argument("--no-execute", action="store_true",
+                   help="accepted for old scripts: the verdict never runs the notebook")
+    c.add_argument("--timeout", type=float, default=None, help="time limit for running test cells, seconds")
+    c.add_argument("--course-root", default=None, help="folder with grading_rubric.yaml, solutions/, lessons/")
+    c.add_argument("--sandbox", choices=("auto", "require", "off"), default=None,
+                   help="bubblewrap sandbox for the learner's code (default auto: use it where available)")
     h = sub.add_parser("hint", help="show a hint of the 4-level ladder")
     h.add_argument("lesson")
     h.add_argument("item")
@@ -49,54 +55,49 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _summary(result) -> dict:
-    return {"score": result.score, "max_score": result.max_score, "passed": result.passed,
-            "vetoes": result.vetoes,
-            "items": [{"id": i["id"], "points": i["points"], "max_points": i["max_points"], "message": i["message"]}
-                      for i in result.items],
-            "seed": result.seed, "backend": result.backend, "hints_used": result.hints_used,
-            "errors": result.errors, "notes": list(getattr(result, "notes", []) or [])}
-
-
-def print_report(result, console=None) -> None:
+def print_report(verdict, console=None) -> None:
+    """The verdict as the learner sees it in a terminal (also what ``L.self_check()`` prints)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
     console = console or Console()
-    t = Table(title=f"{result.lesson}：{result.score:g} / {result.max_score:g} 分（通过线 {result.pass_score:g}）")
+    t = Table(title=f"{verdict.lesson}：{verdict.score:g} / {verdict.max_score:g} 分（通过线 {verdict.pass_score:g}）")
     t.add_column("评分项")
     t.add_column("得分", justify="right")
     t.add_column("说明", overflow="fold")
-    for it in result.items:
-        ok = it["points"] >= it["max_points"]
-        style = "green" if ok else ("yellow" if it["points"] > 0 else "red")
-        t.add_row(it["id"], f"[{style}]{it['points']:g}/{it['max_points']:g}[/{style}]", escape(it["message"]))
+    for it in verdict.items:
+        ok = it.points >= it.max_points
+        style = "green" if ok else ("yellow" if it.points > 0 else "red")
+        t.add_row(escape(it.item), f"[{style}]{it.points:g}/{it.max_points:g}[/{style}]", escape(it.message))
     console.print(t)
-    for it in result.items:
-        for f in it.get("families") or []:
-            if not f.get("passed"):
-                console.print(f"  [red]✗[/red] {escape(str(f.get('reason')))}", markup=True, highlight=False)
-    for v in result.vetoes:
-        console.print(f"[bold red]一票否决[/bold red] {escape('[' + v['id'] + ']')} {escape(v['message'])}", highlight=False)
-        if v.get("evidence"):
-            console.print("    " + v["evidence"].replace("\n", "\n    "), markup=False, highlight=False)
-    for e in result.errors:
-        console.print("[red]运行错误：[/red]" + escape(e), highlight=False)
-    for n in getattr(result, "notes", []) or []:
+    for v in verdict.vetoes:
+        console.print(f"[bold red]一票否决[/bold red] {escape('[' + v.id + ']')} {escape(v.message)}", highlight=False)
+        if v.evidence:
+            console.print("    " + v.evidence.replace("\n", "\n    "), markup=False, highlight=False)
+    for e in verdict.errors:
+        console.print("[red]无法评分：[/red]" + escape(e), highlight=False)
+    for n in verdict.notes:
         console.print("[yellow]说明：[/yellow]" + escape(n), highlight=False)
-    if result.hints_used:
-        console.print("使用的提示：" + "，".join(f"{k} 第 {v} 级" for k, v in result.hints_used.items()), highlight=False)
-    verdict = "[bold green]通过[/bold green]" if result.passed else "[bold red]未通过[/bold red]"
-    console.print(f"结果：{verdict}（seed={result.seed}，后端 {result.backend or '未记录'}）")
+    if verdict.hints_used:
+        console.print("使用的提示：" + "，".join(f"{k} 第 {v} 级" for k, v in verdict.hints_used.items()), highlight=False)
+    review = verdict.needs_review
+    if review:
+        console.print("待老师复核的题目：" + "、".join(review) + "（当前分数是建议分）", highlight=False)
+    status = "[bold green]通过[/bold green]" if verdict.passed else "[bold red]未通过[/bold red]"
+    console.print(f"结果：{status}（seed={verdict.seed}，后端 {verdict.backend or '未记录'}）")
 
 
 def cmd_check(a) -> int:
     from .check import grade_notebook
     from .config import RubricError
     from .notebook import NotebookReadError
+    from .settings import CourseLayout, GradingSettings, LayoutError
     try:
-        result = grade_notebook(a.notebook, a.lesson, seed=a.seed, execute=not a.no_execute, timeout=a.timeout)
-    except (RubricError, FileNotFoundError) as exc:
+        layout = CourseLayout.resolve(a.course_root)
+        settings = GradingSettings.resolve(flags={"sandbox": a.sandbox})
+        verdict = grade_notebook(a.notebook, a.lesson, seed=a.seed, timeout=a.timeout, layout=layout,
+                                 settings=None if a.sandbox is None else settings)
+    except (RubricError, LayoutError, FileNotFoundError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
     except NotebookReadError as exc:   # empty file, not JSON, JSON that is not a notebook
@@ -109,10 +110,10 @@ def cmd_check(a) -> int:
         print(f"autograder: {a.notebook}: 不是有效的笔记本文件（{type(exc).__name__}: {str(exc)[:200]}）", file=sys.stderr)
         return 2
     if a.json:
-        print(json.dumps(_summary(result), ensure_ascii=False, indent=1))
+        print(verdict.to_json(indent=1))
     else:
-        print_report(result)
-    return 0 if result.passed else 1
+        print_report(verdict)
+    return 0 if verdict.passed else 1
 
 
 def cmd_hint(a) -> int:

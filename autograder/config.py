@@ -21,7 +21,8 @@ DEFAULT_SETTINGS = {
     "cell_timeout_s": 120,
     "checks": ["memcheck", "racecheck"],
 }
-ITEM_KINDS = ("cases", "test", "rubric")
+ITEM_KINDS = ("cases", "test", "rubric")   # the kinds autograder.judge.scorers registers
+RELEASED_VIEW = "released"   # `view: released`: the copy shown inside a sandbox (no cases, no rubric text)
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8", "uint16", "bool")
 DISTS = ("normal", "uniform", "constant", "values", "linspace", "randint", "bernoulli")
 
@@ -31,8 +32,12 @@ class RubricError(ValueError):
 
 
 def rubric_path() -> Path:
-    env = os.environ.get("AUTOGRADER_RUBRIC", "").strip()
-    return Path(env) if env else REPO_ROOT / "grading_rubric.yaml"
+    """The rubric in use when no path is passed: ``autograder.settings.CourseLayout.resolve()``."""
+    from .settings import CourseLayout, LayoutError
+    try:
+        return CourseLayout.resolve().rubric
+    except LayoutError:
+        return REPO_ROOT / "grading_rubric.yaml"
 
 
 _cache: Dict[str, tuple] = {}
@@ -114,7 +119,10 @@ def _expr(v, where):
 
 def validate(data: Any) -> Dict[str, Any]:
     _need_map(data, "(top level)")
-    _unknown(data, ("version", "settings", "lessons"), "(top level)")
+    _unknown(data, ("version", "settings", "lessons", "view"), "(top level)")
+    view = data.get("view")
+    if view not in (None, RELEASED_VIEW):
+        _fail("view", f"expected {RELEASED_VIEW!r} or nothing")
     settings = dict(DEFAULT_SETTINGS)
     settings.update(_need_map(data.get("settings") or {}, "settings"))
     _unknown(settings, DEFAULT_SETTINGS, "settings")
@@ -129,9 +137,12 @@ def validate(data: Any) -> Dict[str, Any]:
             _fail("settings.checks", f"unknown check {c!r} (memcheck, racecheck, synccheck)")
     lessons = _need_map(data.get("lessons") or {}, "lessons")
     for lid, entry in lessons.items():
-        _validate_lesson(str(lid), entry)
-    return {"version": data.get("version", 1), "settings": settings,
-            "lessons": {str(k): v for k, v in lessons.items()}}
+        _validate_lesson(str(lid), entry, view)
+    out = {"version": data.get("version", 1), "settings": settings,
+           "lessons": {str(k): v for k, v in lessons.items()}}
+    if view:
+        out["view"] = view
+    return out
 
 
 LESSON_KEYS = ("title", "notebook", "pass_score", "sources", "kernels", "arrays", "items", "vetoes",
@@ -143,7 +154,7 @@ CASE_KEYS = ("family", "kernel", "params", "arrays", "tol", "repeat", "reference
 ARRAY_KEYS = ("shape", "dtype", "dist", "fill", "set")
 
 
-def _validate_lesson(lid, e):
+def _validate_lesson(lid, e, view=None):
     w = f"lessons.{lid}"
     _need_map(e, w)
     _unknown(e, LESSON_KEYS, w)
@@ -185,7 +196,7 @@ def _validate_lesson(lid, e):
         _validate_array(a, f"{w}.arrays.{aid}", full=True)
     items = _need_map(e["items"], f"{w}.items")
     for iid, it in items.items():
-        _validate_item(it, f"{w}.items.{iid}", kernels, arrays)
+        _validate_item(it, f"{w}.items.{iid}", e, view)
     v = _need_map(e.get("vetoes") or {}, f"{w}.vetoes")
     _unknown(v, ("template_edits", "asserts", "gpu_claims"), f"{w}.vetoes")
     for sid in _need_list(v.get("template_edits") or [], f"{w}.vetoes.template_edits"):
@@ -242,48 +253,62 @@ def _kernel_refs(spec, w, kernels):
         _fail(w, "expected a kernel name, a list of names (pipeline) or a list of {when, kernel}")
 
 
-def _validate_item(it, w, kernels, arrays):
-    from . import references
+def _validate_item(it, w, lesson, view=None):
+    from .judge import scorers
     _need_map(it, w)
     _unknown(it, ("points", "kind", "grade_id", "cases", "rubric", "hint", "title"), w)
     if not isinstance(it.get("points"), (int, float)):
         _fail(f"{w}.points", "missing or not a number")
     kind = it.get("kind")
-    if kind not in ITEM_KINDS:
-        _fail(f"{w}.kind", f"expected one of {', '.join(ITEM_KINDS)}")
-    if kind == "cases":
-        cases = _need_list(it.get("cases"), f"{w}.cases")
-        if not cases:
-            _fail(f"{w}.cases", "no case families")
-        for i, c in enumerate(cases):
-            wc = f"{w}.cases[{i}]"
-            _need_map(c, wc)
-            _unknown(c, CASE_KEYS, wc)
-            if not c.get("family"):
-                _fail(f"{wc}.family", "missing (a Chinese family name shown to students)")
-            if "kernel" not in c:
-                _fail(f"{wc}.kernel", "missing")
-            _kernel_refs(c["kernel"], f"{wc}.kernel", kernels)
-            for pk, pv in (_need_map(c.get("params") or {}, f"{wc}.params")).items():
-                _expr(pv, f"{wc}.params.{pk}")
-            for aid, a in (_need_map(c.get("arrays") or {}, f"{wc}.arrays")).items():
-                _validate_array(a, f"{wc}.arrays.{aid}", full=aid not in arrays)
-            if c.get("reference") and not references.exists(c["reference"]):
-                _fail(f"{wc}.reference", f"no reference function {c['reference']!r} "
-                      f"(known: {', '.join(references.names())})")
-            for o in _need_list(c.get("outputs") or [], f"{wc}.outputs"):
-                if o not in arrays and o not in (c.get("arrays") or {}):
-                    _fail(f"{wc}.outputs", f"output {o!r} is not declared under arrays")
-            tol = _need_map(c.get("tol") or {}, f"{wc}.tol")
-            _unknown(tol, ("atol", "rtol"), f"{wc}.tol")
-            for ok, ov in (_need_map(c.get("compare") or {}, f"{wc}.compare")).items():
-                _need_map(ov, f"{wc}.compare.{ok}")
-                _unknown(ov, ("atol", "rtol", "nan"), f"{wc}.compare.{ok}")
-                if ov.get("nan", "match") not in ("match", "ignore"):
-                    _fail(f"{wc}.compare.{ok}.nan", "expected match or ignore")
-    if kind == "rubric":
-        from . import rubric
-        try:
-            rubric.validate(_need_map(it.get("rubric"), f"{w}.rubric"))
-        except RubricError as exc:
-            _fail(f"{w}.rubric", str(exc))
+    if kind not in scorers.kinds():
+        _fail(f"{w}.kind", f"expected one of {', '.join(scorers.kinds())}")
+    if view != RELEASED_VIEW:
+        scorers.get(kind).validate(it, w, lesson)
+
+
+def validate_cases(it, w, kernels, arrays):
+    """The ``cases:`` of a ``kind: cases`` item (called by its scorer)."""
+    from . import references
+    cases = _need_list(it.get("cases"), f"{w}.cases")
+    if not cases:
+        _fail(f"{w}.cases", "no case families")
+    for i, c in enumerate(cases):
+        wc = f"{w}.cases[{i}]"
+        _need_map(c, wc)
+        _unknown(c, CASE_KEYS, wc)
+        if not c.get("family"):
+            _fail(f"{wc}.family", "missing (a Chinese family name shown to students)")
+        if "kernel" not in c:
+            _fail(f"{wc}.kernel", "missing")
+        _kernel_refs(c["kernel"], f"{wc}.kernel", kernels)
+        for pk, pv in (_need_map(c.get("params") or {}, f"{wc}.params")).items():
+            _expr(pv, f"{wc}.params.{pk}")
+        for aid, a in (_need_map(c.get("arrays") or {}, f"{wc}.arrays")).items():
+            _validate_array(a, f"{wc}.arrays.{aid}", full=aid not in arrays)
+        if c.get("reference") and not references.exists(c["reference"]):
+            _fail(f"{wc}.reference", f"no reference function {c['reference']!r} "
+                  f"(known: {', '.join(references.names())})")
+        for o in _need_list(c.get("outputs") or [], f"{wc}.outputs"):
+            if o not in arrays and o not in (c.get("arrays") or {}):
+                _fail(f"{wc}.outputs", f"output {o!r} is not declared under arrays")
+        tol = _need_map(c.get("tol") or {}, f"{wc}.tol")
+        _unknown(tol, ("atol", "rtol"), f"{wc}.tol")
+        for ok, ov in (_need_map(c.get("compare") or {}, f"{wc}.compare")).items():
+            _need_map(ov, f"{wc}.compare.{ok}")
+            _unknown(ov, ("atol", "rtol", "nan"), f"{wc}.compare.{ok}")
+            if ov.get("nan", "match") not in ("match", "ignore"):
+                _fail(f"{wc}.compare.{ok}.nan", "expected match or ignore")
+
+
+def released_view(data: Dict[str, Any], lesson_id: str) -> Dict[str, Any]:
+    """The rubric a sandboxed notebook run may read: one lesson's launch recipes, arrays and item list;
+    no case families, no written-answer rubric, no hints."""
+    e = data["lessons"][lesson_id]
+    keep = {k: e[k] for k in ("title", "notebook", "pass_score", "sources", "kernels", "arrays", "description") if k in e}
+    keep["items"] = {iid: {k: v for k, v in it.items() if k in ("points", "kind", "grade_id", "title")}
+                     for iid, it in e["items"].items()}
+    for it in keep["items"].values():
+        if it["kind"] == "cases":
+            it["cases"] = []
+    return {"version": data.get("version", 1), "view": RELEASED_VIEW, "settings": data["settings"],
+            "lessons": {lesson_id: keep}}

@@ -3,7 +3,7 @@
 1. build the student notebooks (solutions/ -> lessons/ through nbgrader), and
    rebuild examples/submissions if solutions/05 changed since;
 2. grade the bundled example submissions (examples/submissions/) in a batch
-   (nbgrader autograde + rubric, 2 worker processes);
+   (each sandboxed, recorded through nbgrader's autograde pipeline, 2 worker processes);
 3. print the gradebook and compare it with examples/expected.json.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ def compare_expected(result, expected: dict) -> list[str]:
             problems.append(f"{name}: not graded")
             continue
         got = {"items": {k: float(v) for k, v in row.scores.items()}, "total": float(row.total),
-               "passed": row.passed, "vetoes": sorted(v.get("id") for v in row.vetoes), "hints": sorted(row.hints)}
+               "passed": row.passed, "vetoes": sorted(row.vetoes), "hints": sorted(row.hints)}
         want = {"items": {k: float(v) for k, v in exp["items"].items()}, "total": float(exp["total"]),
                 "passed": exp["passed"], "vetoes": sorted(exp["vetoes"]), "hints": sorted(exp["hints"])}
         for key in want:
@@ -63,8 +63,9 @@ def run_demo(root=None, out_dir=None, workers: int = 2, seed: int | None = None,
         print(f"    {p.relative_to(root)}")
     _refresh_examples(root)
     print(f"2/3 批量评分 examples/submissions（{workers} 个进程）")
+    from .settings import CourseLayout
     result = grade_batch(root / "examples" / "submissions", LESSON, out_dir, workers=workers, seed=seed,
-                         progress=progress, root=root)
+                         progress=progress, layout=CourseLayout.resolve(root), force=True)
     expected = json.loads((root / "examples" / "expected.json").read_text(encoding="utf-8"))
     problems = compare_expected(result, expected)
     print("3/3 与 examples/expected.json 对照：" + ("全部一致" if not problems else "有差异"))

@@ -1,16 +1,17 @@
-"""Execute a notebook in its own process with a wall-clock limit.
+"""Execute a notebook for feedback, in a sandbox, with limits on time, memory, processes and output.
 
-The parent never runs notebook code: a child ``python -m autograder.execute``
-runs nbclient (which starts its own kernel) and saves the notebook after every
-cell, so a hang, a crash or a kernel death still leaves the cells executed so
-far for grading.  The whole child session is killed past the limit.
+``run`` writes the notebook into a private directory and starts ``python -m autograder.execute`` there
+inside ``autograder.sandbox``: nbclient and the Jupyter kernel both run sandboxed (no network, no host files
+beyond the Python environment, a ``released`` view of the rubric without hidden cases or answer rubrics).
+The child saves the notebook every second or so (not after every cell: 5,000 cells must not mean 5,000
+writes), truncates long outputs, and the parent reads the result size-capped. A hang, a crash or a kernel
+death still leaves the cells executed so far. Nothing here decides a score (``autograder.judge`` does).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -18,7 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional
 
-import nbformat
+if __name__ == "__main__":
+    # jsonschema builds an IRI grammar at import when rfc3987_syntax is installed (~2 s); a notebook is never
+    # validated against IRI formats, so the sandboxed child does without it.
+    sys.modules.setdefault("rfc3987_syntax", None)
+
+import nbformat  # noqa: E402
+
+STARTUP_S = (5, 20)     # sandbox + kernel start-up on top of the notebook's own limit: a quarter of it, 5..20 s
+SAVE_EVERY_S = 1.0
+TRUNCATED = "\n……（输出过长，已截断）\n"
 
 
 @dataclass
@@ -26,51 +36,85 @@ class Execution:
     nb: nbformat.NotebookNode          # executed (possibly partially)
     error: Optional[str]               # Chinese reason when the run did not finish normally
     seconds: float
+    sandboxed: Optional[bool] = None
 
 
-def run(nb, *, cwd=None, time_limit_s: float = 240, cell_timeout_s: int = 120,
+def run(nb, *, lesson: Optional[dict] = None, settings=None, layout=None, work=None, backend: Optional[str] = None,
+        cwd=None, time_limit_s: Optional[float] = None, cell_timeout_s: Optional[int] = None,
         env: Optional[Dict[str, str]] = None) -> Execution:
-    """Run ``nb`` (a NotebookNode) in a child process; never raises for notebook problems."""
+    """Run ``nb`` (a NotebookNode) sandboxed; never raises for notebook problems.
+
+    ``lesson``: the lesson entry (``config.lesson``) whose released view the notebook may read;
+    ``work``: the private directory to use (default: a fresh one, removed afterwards)."""
+    from . import config, sandbox
+    from .sandbox import core as sbx
+    from .settings import GradingSettings, machine_backend
+    settings = settings or GradingSettings()
+    time_limit_s = float(time_limit_s or settings.time_limit_s)
+    cell_timeout_s = int(cell_timeout_s or settings.cell_timeout_s)
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="autograder-exec-") as tmp:
-        src, out, log = Path(tmp, "in.ipynb"), Path(tmp, "out.ipynb"), Path(tmp, "child.log")
-        nbformat.write(nb, str(src))
-        child_env = dict(os.environ)
+    own = work is None
+    work = Path(work) if work is not None else sbx.prepare_workdir(prefix="exec-")
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        (work / "nb").mkdir(exist_ok=True)
+        nbformat.write(nb, str(work / "in.ipynb"))
+        child_env = {"AUTOGRADER_RUNNING": "1", "KERNELS_CHECK": "", "KERNELS_CACHE_DIR": "{work}/cache",
+                     "KERNELS_BACKEND": backend or machine_backend(settings),
+                     "KERNELS_TIMEOUT": str(settings.launch_timeout_s), "MPLBACKEND": "Agg",
+                     "MPLCONFIGDIR": "{work}/home/.mpl", "IPYTHONDIR": "{work}/home/.ipython",
+                     "JUPYTER_RUNTIME_DIR": "{work}/home/.jupyter-runtime", "JUPYTER_CONFIG_DIR": "{work}/home/.jupyter",
+                     "JUPYTER_DATA_DIR": "{work}/home/.jupyter-data", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+        if lesson is not None:
+            import yaml
+            from .settings import CourseLayout
+            view = config.released_view(config.load((layout or CourseLayout.resolve()).rubric), lesson["id"])
+            (work / "grading_rubric.yaml").write_text(yaml.safe_dump(view, allow_unicode=True), encoding="utf-8")
+            child_env["AUTOGRADER_RUBRIC"] = "{work}/grading_rubric.yaml"
         child_env.update(env or {})
-        child_env["AUTOGRADER_RUNNING"] = "1"
-        # the kernel runs in the notebook's folder: make this checkout importable there too
-        root = str(Path(__file__).resolve().parent.parent)
-        child_env["PYTHONPATH"] = os.pathsep.join(p for p in (root, child_env.get("PYTHONPATH", "")) if p)
-        argv = [sys.executable, "-m", "autograder.execute", str(src), str(out),
-                "--cell-timeout", str(int(cell_timeout_s)), "--cwd", str(cwd or tmp)]
+        ro = {}
+        if child_env["KERNELS_BACKEND"] == "cpu":
+            from .judge.executor import trusted_runtime_files
+            ro = trusted_runtime_files()
+        argv = [sys.executable, "-m", "autograder.execute", "in.ipynb", "out.ipynb", "--cell-timeout",
+                str(cell_timeout_s), "--cwd", "nb", "--max-output-kb", str(settings.max_output_kb),
+                "--max-notebook-mb", str(settings.max_notebook_mb)]
+        slack = max(STARTUP_S[0], min(STARTUP_S[1], time_limit_s / 4))
+        out = sandbox.run(argv, work, limits=settings.limits(time_limit_s + slack), env=child_env,
+                          mode=settings.sandbox, ro_files=ro,
+                          devices=sbx.gpu_devices() if child_env["KERNELS_BACKEND"] == "cupy" else ())
         error = None
-        with open(log, "wb") as logf:
-            proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, env=child_env,
-                                    start_new_session=True, cwd=str(Path(__file__).resolve().parent.parent))
-            try:
-                rc = proc.wait(timeout=time_limit_s)
-                if rc == 3:
-                    error = f"有单元格运行超过 {cell_timeout_s} 秒（单元格时间限制），后续单元格没有运行。"
-                elif rc == 4:
-                    error = ("Python 内核意外退出（代码调用了 os._exit()/exit 一类的退出函数，或段错误、内存耗尽），"
-                             "后续单元格没有运行。")
-                elif rc != 0:
-                    tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-                    error = f"执行笔记本的进程异常退出（退出码 {rc}）：" + " / ".join(tail)[-300:]
-            except subprocess.TimeoutExpired:
-                _kill(proc)
-                error = f"整本笔记本运行超过 {time_limit_s:g} 秒的时间限制，已被终止（可能有死循环或过慢的单元格）。"
+        if out.killed == "time":
+            error = f"整本笔记本运行超过 {time_limit_s:g} 秒的时间限制，已被终止（可能有死循环或过慢的单元格）。"
+        elif out.killed == "memory":
+            error = f"笔记本运行占用内存超过 {settings.memory_mb} MB，已被终止（可能分配了过大的数组）。"
+        elif out.killed == "disk":
+            error = "笔记本运行写出的文件过多或过大（超过沙箱的磁盘限额），已被终止。"
+        elif out.rc == 3:
+            error = f"有单元格运行超过 {cell_timeout_s} 秒（单元格时间限制），后续单元格没有运行。"
+        elif out.rc == 4:
+            error = ("Python 内核意外退出（代码调用了 os._exit()/exit 一类的退出函数，或段错误、内存耗尽），"
+                     "后续单元格没有运行。")
+        elif out.rc != 0:
+            tail = out.stderr.strip().splitlines()[-3:]
+            error = f"执行笔记本的进程异常退出（退出码 {out.rc}）：" + " / ".join(tail)[-300:]
         executed = nb
-        if out.exists():
+        raw = sbx.read_result(work / "out.ipynb", settings.max_notebook_mb)
+        if raw is None and (work / "out.ipynb").exists():
+            error = (error or "") + f"运行后的笔记本超过 {settings.max_notebook_mb:g} MB（输出过多），没有保留。"
+        elif raw is not None:
             try:
-                executed = nbformat.read(str(out), as_version=4)
-            except Exception:  # torn write during the kill: fall back to the unexecuted notebook
+                executed = nbformat.reads(raw.decode("utf-8"), as_version=4)
+            except Exception:       # torn write during the kill, or not a notebook at all
                 pass
         if error:
             culprit = _unfinished_cell(executed)
             if culprit:
                 error += f"出问题的是{culprit}。"
-        return Execution(executed, error, round(time.monotonic() - started, 2))
+        return Execution(executed, error, round(time.monotonic() - started, 2), out.sandboxed)
+    finally:
+        if own:
+            sbx.reclaim(work)
 
 
 def _unfinished_cell(nb) -> str:
@@ -92,19 +136,6 @@ def _unfinished_cell(nb) -> str:
     return ""
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=3)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 def _own_kernelspec(where: Path):
     """A kernelspec running THIS interpreter, so a user/system-wide "python3" spec cannot
     send the notebook to another environment without the course packages."""
@@ -119,7 +150,28 @@ def _own_kernelspec(where: Path):
     return "autograder-python", root
 
 
-def _child(src: str, out: str, cell_timeout: int, cwd: str) -> int:
+def _limit_outputs(cell, budget: dict, cell_kb: int) -> None:
+    """Cut one cell's outputs to ``cell_kb`` and the notebook's to ``budget['left']`` bytes."""
+    kept, used = [], 0
+    for o in cell.get("outputs") or []:
+        size = len(json.dumps(o, ensure_ascii=False))
+        room = min(cell_kb * 1024 - used, budget["left"])
+        if size <= room:
+            kept.append(o)
+            used += size
+            budget["left"] -= size
+            continue
+        if o.get("output_type") == "stream" and room > 200:
+            o["text"] = str(o.get("text", ""))[:room - 100] + TRUNCATED
+            kept.append(o)
+        elif room > 100:
+            kept.append(nbformat.v4.new_output("stream", name="stderr", text=TRUNCATED))
+        budget["left"] -= min(room, size)
+        break
+    cell.outputs = kept
+
+
+def _child(src: str, out: str, cell_timeout: int, cwd: str, cell_kb: int = 256, total_mb: float = 20) -> int:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
@@ -127,16 +179,26 @@ def _child(src: str, out: str, cell_timeout: int, cwd: str) -> int:
     for c in nb.cells:
         if c.cell_type == "code":
             c.outputs, c.execution_count = [], None
+    budget = {"left": int(total_mb * 2**20 * 0.8)}
+    last = [0.0]
 
     def save(**_):
         tmp = out + ".tmp"
         nbformat.write(nb, tmp)
         os.replace(tmp, out)
+        last[0] = time.monotonic()
+
+    def executed(cell=None, **_):
+        if cell is not None:
+            _limit_outputs(cell, budget, cell_kb)
+        if time.monotonic() - last[0] > SAVE_EVERY_S:
+            save()
 
     import shutil
+    Path(cwd).mkdir(parents=True, exist_ok=True)
     kernel_name, spec_root = _own_kernelspec(Path(out).resolve().parent)
     client = NotebookClient(nb, timeout=cell_timeout, kernel_name=kernel_name, allow_errors=True,
-                            resources={"metadata": {"path": cwd}}, on_cell_executed=save)
+                            resources={"metadata": {"path": cwd}}, on_cell_executed=executed)
     try:
         client.execute()
     except CellTimeoutError as exc:
@@ -159,8 +221,10 @@ def main(argv=None) -> int:
     p.add_argument("out")
     p.add_argument("--cell-timeout", type=int, default=120)
     p.add_argument("--cwd", default=".")
+    p.add_argument("--max-output-kb", type=int, default=256, help="outputs kept per cell")
+    p.add_argument("--max-notebook-mb", type=float, default=20, help="outputs kept per notebook")
     a = p.parse_args(argv)
-    return _child(a.src, a.out, a.cell_timeout, a.cwd)
+    return _child(a.src, a.out, a.cell_timeout, a.cwd, a.max_output_kb, a.max_notebook_mb)
 
 
 if __name__ == "__main__":

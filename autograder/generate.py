@@ -17,14 +17,15 @@ from pathlib import Path
 
 import nbformat
 
+from . import markers
 from .nbgrader_ext import make_config, prepare_environment
 
 # Cell / notebook metadata that changes between runs or machines, not content.
 _VOLATILE_CELL_META = ("execution", "ExecuteTime", "collapsed", "scrolled", "jupyter", "tags_")
 _VOLATILE_NB_META = ("widgets", "celltoolbar", "toc", "varInspector")
 
-_INLINE = re.compile(r"/\*\s*BEGIN SOLUTION\s*\*/(.*?)/\*\s*END SOLUTION\s*\*/")
-BLANK_RE = re.compile(r"______")  # what ClearCudaSolutions leaves for the learner to fill
+_INLINE = markers.INLINE
+BLANK_RE = markers.BLANK_RE  # what ClearCudaSolutions leaves for the learner to fill
 
 
 class GenerationError(RuntimeError):

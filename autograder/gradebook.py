@@ -1,50 +1,36 @@
-"""The batch's gradebook: rubric suggestions into nbgrader's database, the CSV
-export and the printed table.
+"""The verdict in nbgrader's gradebook, and back.
 
-Rubric scores for manual-graded answer cells are *suggestions*: they go to
-``Grade.auto_score`` (with ``needs_manual_grade`` kept on) and the rubric's
-message to ``Comment.auto_comment``.  ``Grade.manual_score`` belongs to the
-instructor (formgrader); nbgrader's ``Grade.score`` prefers it, and nothing
-here ever writes it, so a re-run keeps overrides.
+``record_verdict`` is what the ``JudgeVerdict`` preprocessor does after nbgrader's SaveAutoGrades in
+``nbgrader autograde`` (and so in formgrader's autograde button and ``autograder grade``):
+
+* every item's score becomes its grade cell's ``auto_score`` (code items from the hidden cases, never from
+  the in-notebook test cell's error state);
+* an item the scorer is sure of is not left "needs manual grading"; an item with ``needs_review`` is put in
+  formgrader's manual-grading queue with the suggestion kept as the auto score;
+* ``manual_score`` (an instructor's override) is never written, so overrides survive every regrade;
+* the item messages become the cells' auto comments, vetoes and hint usage go on the source cells;
+* the submission is flagged (formgrader's flag) when it is vetoed, could not be graded or needs review;
+* the whole verdict goes into the ``autograder_verdicts`` table next to nbgrader's own (any SQLAlchemy
+  database nbgrader uses), where ``nbgrader export`` (``autograder.nbgrader_ext.export``) and the batch read
+  pass/fail and vetoes.
+
+``read_scores`` folds overrides into the verdict's items and applies ``verdict.pass_rule`` to the result:
+the one place an override changes pass/fail.
 """
 from __future__ import annotations
 
-import csv
+import json
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Dict, Iterable, Optional
+
+from .verdict import Verdict, pass_rule
 
 DB_RETRIES = 8
-
-
-@dataclass
-class StudentRow:
-    student: str
-    status: str = "graded"            # graded | crashed | timeout | error
-    reason: str = ""
-    scores: dict = field(default_factory=dict)      # item id -> points (instructor override wins)
-    overridden: list = field(default_factory=list)  # item ids with a manual_score
-    total: float = 0.0
-    max_score: float = 0.0
-    passed: bool = False
-    vetoes: list = field(default_factory=list)      # [{id, message, evidence}]
-    hints: list = field(default_factory=list)       # ["code:L2", ...]
-    seed: int | None = None
-    seconds: float = 0.0
-    rubric: dict | None = None                      # the engine's Result as JSON
-
-
-def item_grade_ids(lesson_cfg: dict) -> dict:
-    """item id -> nbgrader grade_id (defaults per docs/grading.md)."""
-    out = {}
-    for item_id, item in lesson_cfg.get("items", {}).items():
-        default = item_id if item.get("kind") == "rubric" else f"test_{item_id}"
-        out[item_id] = item.get("grade_id", default)
-    return out
+TABLE = "autograder_verdicts"
 
 
 def _retry(fn):
-    """Run a gradebook transaction, retrying while a worker holds the SQLite lock."""
+    """Run a gradebook transaction, retrying while another process holds the SQLite lock."""
     for attempt in range(DB_RETRIES):
         try:
             return fn()
@@ -54,133 +40,153 @@ def _retry(fn):
             time.sleep(0.25 * (attempt + 1))
 
 
-def summary_comment(rubric: dict) -> str:
-    """Vetoes and hint usage of one run, as a gradebook comment (Chinese, instructor-facing)."""
-    parts = [f"一票否决 [{v.get('id', '?')}]：{v.get('message', '')}" for v in rubric.get("vetoes") or []]
-    used = rubric.get("hints_used") or {}
-    if used:
-        parts.append("使用过的提示：" + "，".join(f"{k}:L{v}" for k, v in sorted(used.items())))
+def _table(metadata):
+    from sqlalchemy import Boolean, Column, Float, Integer, String, Table, Text
+    return Table(TABLE, metadata,
+                 Column("assignment", String(128), primary_key=True),
+                 Column("notebook", String(128), primary_key=True),
+                 Column("student", String(128), primary_key=True),
+                 Column("passed", Boolean), Column("score", Float), Column("max_score", Float),
+                 Column("vetoes", Text), Column("needs_review", Text), Column("errors", Text),
+                 Column("backend", String(16)), Column("seed", Integer), Column("grader_version", String(64)),
+                 Column("rubric_hash", String(32)), Column("verdict", Text), Column("updated", Float),
+                 extend_existing=True)
+
+
+def _engine(db_url: str):
+    from sqlalchemy import MetaData, create_engine
+    engine = create_engine(db_url)
+    md = MetaData()
+    table = _table(md)
+    md.create_all(engine, tables=[table])
+    return engine, table
+
+
+def summary_comment(verdict: Verdict) -> str:
+    """Vetoes, grading errors and hint usage of one run, as a gradebook comment (Chinese, for the instructor)."""
+    parts = [f"一票否决 [{v.id}]：{v.message}" + (f"\n{v.evidence}" if v.evidence else "") for v in verdict.vetoes]
+    parts += [f"无法评分：{e}" for e in verdict.errors]
+    if verdict.hints_used:
+        parts.append("使用过的提示：" + "，".join(f"{k}:L{v}" for k, v in sorted(verdict.hints_used.items())))
+    parts.append(f"评分结论：{'通过' if verdict.passed else '未通过'}（{verdict.score:g}/{verdict.max_score:g}，"
+                 f"通过线 {verdict.pass_score:g}，seed={verdict.seed}，后端 {verdict.backend}）")
     return "\n".join(parts)
 
 
-def record_rubric(db_url: str, assignment: str, notebook: str, lesson_cfg: dict, student: str,
-                  rubric: dict | None) -> None:
-    """Write one student's rubric suggestions, vetoes and hint usage into nbgrader's
-    gradebook (called by the grading worker right after autograde; retried while
-    another worker holds the SQLite lock)."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    if not rubric:
-        return
-    grade_ids = item_grade_ids(lesson_cfg)
-    items = {it.get("id"): it for it in rubric.get("items", [])}
-    rubric_items = [i for i, it in lesson_cfg.get("items", {}).items() if it.get("kind") == "rubric"]
-    summary = summary_comment(rubric)
+def record_verdict(db_url: str, assignment: str, notebook: str, student: str, verdict: Verdict,
+                   source_cells: Iterable[str] = ()) -> None:
+    """Write one verdict into nbgrader's gradebook at ``db_url`` (see module doc)."""
+    from nbgrader.api import Gradebook
 
     def write():
         with Gradebook(db_url) as gb:
-            for item_id in rubric_items:
-                it = items.get(item_id)
-                if it is None:
-                    continue
-                gid = grade_ids[item_id]
-                try:
-                    grade = gb.find_grade(gid, notebook, assignment, student)
-                    comment = gb.find_comment(gid, notebook, assignment, student)
-                except MissingEntry:
-                    continue
-                grade.auto_score = float(it.get("points", 0))
-                grade.needs_manual_grade = True  # a suggestion: the instructor confirms or overrides
-                text = f"[评分规则建议分，教师可在此改分] {it.get('message', '')}".strip()
-                comment.auto_comment = text + (("\n" + summary) if summary else "")
-            # Vetoes and hints also on the CUDA source cells (where template edits happen).
-            for gid in lesson_cfg.get("sources", {}):
-                try:
-                    comment = gb.find_comment(gid, notebook, assignment, student)
-                except MissingEntry:
-                    continue
-                comment.auto_comment = summary or None
-            gb.db.commit()
-
+            _record(gb, assignment, notebook, student, verdict, source_cells)
     _retry(write)
+    save_verdict(db_url, assignment, notebook, student, verdict)
 
 
-def apply_overrides(db_url: str, assignment: str, notebook: str, lesson_cfg: dict, rows) -> None:
-    """Fold instructor overrides (Grade.manual_score) into the rows' scores, totals
-    and pass/fail (read-only on the gradebook)."""
+def _record(gb, assignment, notebook, student, verdict, source_cells):
+    from nbgrader.api import MissingEntry
+    summary = summary_comment(verdict)
+    for it in verdict.items:
+        if not it.grade_id:
+            continue
+        try:
+            grade = gb.find_grade(it.grade_id, notebook, assignment, student)
+        except MissingEntry:
+            continue
+        grade.auto_score = float(it.points)
+        grade.needs_manual_grade = bool(it.needs_review) and grade.manual_score is None
+        try:
+            comment = gb.find_comment(it.grade_id, notebook, assignment, student)
+        except MissingEntry:
+            comment = None
+        if comment is not None:
+            head = "[评分建议分，老师可在此改分] " if it.kind == "rubric" else ""
+            reasons = ("\n待复核：" + "；".join(it.review_reasons)) if it.needs_review and it.review_reasons else ""
+            comment.auto_comment = (head + it.message + reasons).strip() or None
+    for gid in source_cells:
+        try:
+            gb.find_comment(gid, notebook, assignment, student).auto_comment = summary
+        except MissingEntry:
+            continue
+    try:
+        nb = gb.find_submission_notebook(notebook, assignment, student)
+        nb.flagged = bool(verdict.vetoes or verdict.errors or verdict.needs_review)
+    except MissingEntry:
+        pass
+    gb.db.commit()
+
+
+def save_verdict(db_url: str, assignment: str, notebook: str, student: str, verdict: Verdict) -> None:
+    engine, table = _engine(db_url)
+    row = {"assignment": assignment, "notebook": notebook, "student": student, "passed": verdict.passed,
+           "score": verdict.score, "max_score": verdict.max_score,
+           "vetoes": ";".join(v.id for v in verdict.vetoes), "needs_review": ";".join(verdict.needs_review),
+           "errors": "\n".join(verdict.errors), "backend": verdict.backend, "seed": verdict.seed,
+           "grader_version": verdict.grader_version, "rubric_hash": verdict.rubric_hash,
+           "verdict": verdict.to_json(), "updated": time.time()}
+
+    def write():
+        with engine.begin() as conn:
+            conn.execute(table.delete().where((table.c.assignment == assignment) & (table.c.notebook == notebook)
+                                              & (table.c.student == student)))
+            conn.execute(table.insert().values(**row))
+    try:
+        _retry(write)
+    finally:
+        engine.dispose()
+
+
+def load_verdicts(db_url: str, assignment: Optional[str] = None) -> Dict[tuple, Verdict]:
+    """``{(assignment, notebook, student): Verdict}`` from the verdict table (empty when there is none)."""
+    from sqlalchemy import inspect
+    from sqlalchemy import create_engine
+    engine = create_engine(db_url)
+    try:
+        if TABLE not in inspect(engine).get_table_names():
+            return {}
+        from sqlalchemy import MetaData
+        table = _table(MetaData())
+        q = table.select()
+        if assignment:
+            q = q.where(table.c.assignment == assignment)
+        with engine.connect() as conn:
+            rows = conn.execute(q).mappings().all()
+        out = {}
+        for r in rows:
+            try:
+                out[(r["assignment"], r["notebook"], r["student"])] = Verdict.from_dict(json.loads(r["verdict"]))
+            except (ValueError, KeyError):
+                continue
+        return out
+    finally:
+        engine.dispose()
+
+
+def read_overrides(db_url: str, assignment: str, notebook: str, students: Iterable[str],
+                   grade_ids: Dict[str, str]) -> Dict[str, Dict[str, float]]:
+    """``{student: {item_id: manual_score}}``: the instructor's overrides made in formgrader."""
     from nbgrader.api import Gradebook, MissingEntry
-
-    grade_ids = item_grade_ids(lesson_cfg)
-    pass_score = lesson_cfg.get("settings", {}).get("pass_score", 8)
+    students = list(students)
 
     def read():
-        found = {}
+        found: Dict[str, Dict[str, float]] = {}
         with Gradebook(db_url) as gb:
-            for row in rows:
+            for s in students:
                 for item_id, gid in grade_ids.items():
                     try:
-                        grade = gb.find_grade(gid, notebook, assignment, row.student)
+                        grade = gb.find_grade(gid, notebook, assignment, s)
                     except MissingEntry:
                         continue
                     if grade.manual_score is not None:
-                        found[(row.student, item_id)] = float(grade.manual_score)
+                        found.setdefault(s, {})[item_id] = float(grade.manual_score)
         return found
-
-    overrides = _retry(read)
-    for row in rows:
-        for item_id in grade_ids:
-            if (row.student, item_id) not in overrides:
-                continue
-            score = overrides[(row.student, item_id)]
-            row.total += score - row.scores.get(item_id, 0.0)
-            row.scores[item_id] = score
-            row.overridden.append(item_id)
-        if row.overridden:
-            row.passed = row.status == "graded" and not row.vetoes and row.total >= pass_score
+    return _retry(read)
 
 
-def csv_columns(item_ids) -> list:
-    return ["student", *item_ids, "total", "max", "passed", "vetoes", "hints_used", "seed", "status", "reason"]
-
-
-def write_csv(path: Path, rows, item_ids) -> Path:
-    path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(csv_columns(item_ids))
-        for r in rows:
-            w.writerow([r.student, *[_fmt(r.scores.get(i, 0.0)) for i in item_ids], _fmt(r.total),
-                        _fmt(r.max_score), "yes" if r.passed else "no",
-                        ";".join(v.get("id", "?") for v in r.vetoes), ";".join(r.hints),
-                        "" if r.seed is None else r.seed, r.status, r.reason])
-    return path
-
-
-def _fmt(x) -> str:
-    x = float(x)
-    return str(int(x)) if x.is_integer() else f"{x:.2f}"
-
-
-def print_table(rows, item_ids, title: str = "Gradebook", console=None) -> None:
-    import sys
-
-    from rich.console import Console
-    from rich.table import Table
-
-    # Piped / CI output has no terminal width; rich would squeeze the table into 80 columns.
-    console = console or Console(width=None if sys.stdout.isatty() else 160)
-    table = Table(title=title)
-    for col in ["student", *item_ids, "total", "passed", "vetoes", "hints", "status"]:
-        table.add_column(col, justify="right" if col in item_ids or col == "total" else "left",
-                         no_wrap=col != "status")
-    for r in rows:
-        cells = [r.student]
-        for i in item_ids:
-            cells.append(_fmt(r.scores.get(i, 0.0)) + ("*" if i in r.overridden else ""))
-        cells += [f"{_fmt(r.total)}/{_fmt(r.max_score)}", "PASS" if r.passed else "fail",
-                  ",".join(v.get("id", "?") for v in r.vetoes) or "-", ",".join(r.hints) or "-",
-                  r.status + (f" ({r.reason[:60]})" if r.reason else "")]
-        table.add_row(*cells)
-    console.print(table)
-    if any(r.overridden for r in rows):
-        console.print("* = instructor override (formgrader manual score)")
+def with_overrides(verdict: Verdict, overrides: Dict[str, float]) -> tuple:
+    """``(scores by item, total, passed)`` once the instructor's manual scores replace the auto scores."""
+    scores = {i.item: float(overrides.get(i.item, i.points)) for i in verdict.items}
+    total = round(sum(scores.values()), 3)
+    return scores, total, pass_rule(total, verdict.pass_score, verdict.vetoes, verdict.errors)

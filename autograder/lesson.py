@@ -244,6 +244,9 @@ class Lesson:
         items = self.cfg["items"]
         if item_id not in items or items[item_id]["kind"] != "cases":
             raise KeyError(f"评分项「{item_id}」不存在或不是代码用例项")
+        if grading_run():   # the judge runs the hidden cases itself, outside this notebook's sandbox
+            print(f"（评分运行中：评分项 {item_id} 的隐藏用例由评分器在沙箱外单独运行，结果见评分报告）")
+            return None
         ns = _caller_namespace()
         codes = self._codes(self._item_sources(item_id), ns)
         res = cases.run_item(self.cfg, item_id, codes, seed=seed)

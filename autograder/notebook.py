@@ -9,32 +9,28 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
-import nbformat
+from . import markers
+
+# nbformat is imported where it is used: importing it costs ~2 s (jsonschema's format checkers), and
+# every notebook kernel imports this module through ``autograder.lesson``.
 
 LESSON_MIME = "application/vnd.autograder.lesson+json"
 GRADE_MIME = "application/vnd.autograder.grade+json"
 HINT_MIME = "application/vnd.autograder.hint+json"
-BLANK = "______"
-
-_INLINE_SOL = re.compile(r"/\*\s*BEGIN SOLUTION\s*\*/(.*?)/\*\s*END SOLUTION\s*\*/", re.S)
-_LINE_SOL = re.compile(r"^[ \t]*(?://|###|#)\s*BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*(?://|###|#)\s*END SOLUTION[^\n]*(\n|$)",
-                       re.S | re.M)
-_HIDDEN = re.compile(r"^[ \t]*###\s*(BEGIN|END) HIDDEN TESTS[^\n]*(\n|$)", re.M)
-_HIDDEN_BLOCK = re.compile(r"^[ \t]*###\s*BEGIN HIDDEN TESTS[^\n]*\n(.*?)^[ \t]*###\s*END HIDDEN TESTS[^\n]*(\n|$)",
-                           re.S | re.M)
-_MARKER_LINE = re.compile(r"^[ \t]*(?://|###|#)\s*(BEGIN|END) SOLUTION[^\n]*(\n|$)", re.M)
+BLANK = markers.BLANK
 
 
 class NotebookReadError(ValueError):
     """A submitted file that is not a readable notebook; ``str(exc)`` is the Chinese explanation."""
 
 
-def read(path) -> nbformat.NotebookNode:
+def read(path):
     """Read a notebook (any nbformat 4.x, with or without cell ids, BOM, CRLF).
 
     Raises ``NotebookReadError`` (a ValueError) with a Chinese, actionable
     message for an empty file, a non-JSON file or JSON that is not a notebook.
     """
+    import nbformat
     p = Path(path)
     raw = p.read_bytes()            # FileNotFoundError / IsADirectoryError go to the caller
     if not raw.strip():
@@ -111,7 +107,8 @@ def restore_grade_ids(nb, template) -> List[str]:
         if cand is None and editable:
             cand = by_source()
         if cand is not None:
-            cand.setdefault("metadata", nbformat.NotebookNode())
+            from nbformat import NotebookNode
+            cand.setdefault("metadata", NotebookNode())
             cand.metadata["nbgrader"] = copy.deepcopy(nbgrader_meta(tc))
             used.add(id(cand))
             restored.append(g)
@@ -173,28 +170,25 @@ def cells_by_grade_id(nb) -> Dict[str, Any]:
 
 
 def is_solution_notebook(nb) -> bool:
-    return any("BEGIN SOLUTION" in c.source for c in nb.cells)
+    return any(markers.has_solution(c.source) for c in nb.cells)
 
 
 def _fill(text: str) -> str:
     """Solution source with markers removed (what an instructor's filled-in cell runs)."""
-    text = _INLINE_SOL.sub(lambda m: m.group(1).strip(), text)
-    text = _MARKER_LINE.sub("", text)
-    return _HIDDEN.sub("", text)
+    return markers.fill(text)
 
 
 def _blank(text: str, code: bool = True) -> str:
-    """Released form of a solution cell: solution regions become ``______``; hidden tests removed."""
-    text = _HIDDEN_BLOCK.sub("", text)
-    text = _INLINE_SOL.sub(BLANK, text)
+    """One cell's released text, for comparing a locked cell with what the learner received: hidden tests
+    removed, CUDA regions blanked as ClearCudaSolutions does. Whole notebooks: ``released``."""
+    text = markers.strip_hidden_tests(text)
+    try:
+        return markers.blank_cuda(text)[0] if code else text
+    except markers.MarkerError:
+        return text
 
-    def region(m):
-        indent = re.match(r"[ \t]*", m.group(0)).group(0)
-        return f"{indent}{BLANK}\n"
-    return _LINE_SOL.sub(region, text)
 
-
-def filled(nb) -> nbformat.NotebookNode:
+def filled(nb):
     """A solutions/ notebook with markers stripped, i.e. a fully answered submission."""
     out = copy.deepcopy(nb)
     for c in out.cells:
@@ -202,17 +196,16 @@ def filled(nb) -> nbformat.NotebookNode:
     return out
 
 
-def released(nb) -> nbformat.NotebookNode:
-    """Approximation of the released template generated from a solutions/ notebook."""
-    out = copy.deepcopy(nb)
-    for c in out.cells:
-        c.source = _blank(c.source, c.cell_type == "code")
-    return out
+def released(nb):
+    """The notebook nbgrader generate_assignment releases for the solutions/ notebook ``nb``
+    (nbgrader's own preprocessors, run in-process; see ``autograder.judge.template``)."""
+    from .judge.template import release
+    return release(nb)
 
 
 def hidden_tests(cell_source: str) -> str:
     """The code between ### BEGIN/END HIDDEN TESTS (empty when none)."""
-    return "\n".join(m.group(1).rstrip() for m in _HIDDEN_BLOCK.finditer(cell_source))
+    return markers.hidden_tests(cell_source)
 
 
 # ----------------------------------------------------------------------------- sources and answers

@@ -19,63 +19,31 @@ every ``ClearSolutions.*`` option keeps applying.
 """
 from __future__ import annotations
 
-import re
 from typing import Tuple
 
 from nbgrader.preprocessors import ClearSolutions
 from traitlets import Unicode
 
-BLANK = "______"
+from .. import markers
 
-_INLINE = re.compile(r"/\*\s*BEGIN SOLUTION\s*\*/.*?/\*\s*END SOLUTION\s*\*/")
-_INLINE_PART = re.compile(r"/\*\s*(BEGIN|END) SOLUTION\s*\*/")
-_LINE_BEGIN = re.compile(r"^(?P<indent>\s*)//\s*BEGIN SOLUTION\b[:：]?\s*(?P<text>.*?)\s*$")
-_LINE_END = re.compile(r"^\s*//\s*END SOLUTION\b")
+BLANK = markers.BLANK
 
 
 class ClearCudaSolutions(ClearSolutions):
     """Clear CUDA solution markers inside code cells, then defer to ClearSolutions."""
 
     cuda_todo_text = Unicode(
-        "在此补全代码",
+        markers.DEFAULT_TODO,
         help="Text of the '// TODO: ...' line that replaces a '// BEGIN SOLUTION' region "
              "when the marker line carries no text of its own.",
     ).tag(config=True)
 
     def _clear_cuda(self, source: str) -> Tuple[str, bool]:
-        """Return (new source, whether any CUDA marker was replaced)."""
-        out = []
-        replaced = False
-        in_region = False
-        for line in source.split("\n"):
-            begin = _LINE_BEGIN.match(line)
-            if begin:
-                if in_region:
-                    raise RuntimeError("encountered nested '// BEGIN SOLUTION' regions")
-                in_region = replaced = True
-                indent = begin.group("indent")
-                out.append(f"{indent}// TODO: {begin.group('text') or self.cuda_todo_text}")
-                out.append(f"{indent}{BLANK};")
-                continue
-            if _LINE_END.match(line):
-                if not in_region:
-                    raise RuntimeError("'// END SOLUTION' without a matching '// BEGIN SOLUTION'")
-                in_region = False
-                continue
-            if in_region:
-                continue
-            if _INLINE_PART.search(line):
-                new = _INLINE.sub(BLANK, line)
-                if _INLINE_PART.search(new):
-                    raise RuntimeError(f"unbalanced /*BEGIN SOLUTION*/ ... /*END SOLUTION*/ on line: {line!r}")
-                if "//" not in new:
-                    new = new.rstrip() + "  // TODO"
-                line = new
-                replaced = True
-            out.append(line)
-        if in_region:
-            raise RuntimeError("no '// END SOLUTION' for a '// BEGIN SOLUTION' region")
-        return "\n".join(out), replaced
+        """Return (new source, whether any CUDA marker was replaced); see ``autograder.markers.blank_cuda``."""
+        try:
+            return markers.blank_cuda(source, self.cuda_todo_text)
+        except markers.MarkerError as exc:
+            raise RuntimeError(str(exc)) from None
 
     def _replace_solution_region(self, cell, language: str) -> bool:
         cuda_replaced = False

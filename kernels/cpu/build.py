@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
 RUNTIME_DIR = HERE / "runtime"
 USER_FILE = "kernel.cu"          # name user diagnostics and debug info refer to
-BUILD_FORMAT = "emu-build-6"     # bump when the generated code changes shape
+BUILD_FORMAT = "emu-build-7"     # bump when the generated code changes shape (7: linkage check)
 
 CXX = os.environ.get("KERNELS_CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-g", "-gdwarf-4", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
@@ -280,6 +280,82 @@ def runtime_objects(mode: str) -> List[Path]:
     return objs
 
 
+# --- what device code may link against ---------------------------------------------
+# Device code on a GPU can call device functions and the CUDA math library, nothing of the host. Built for the
+# CPU, the same source could call libc (`extern "C" __device__ int system(const char*);` linked and ran a
+# shell command). So the user's object may only reference the emulator runtime, the math library and the
+# compiler's own helpers; anything else is a CompileError naming the symbol, like the GPU's link error. Raw
+# system-call instructions from inline assembly are refused the same way. (The grader's sandbox remains the
+# boundary: this makes the CPU build fail where the GPU build fails, with a clear message.)
+_ABI_SYMBOLS = {"_GLOBAL_OFFSET_TABLE_", "__stack_chk_fail", "__dso_handle", "__tls_get_addr", "memcpy", "memset",
+                "memmove", "memcmp", "__gxx_personality_v0", "_Unwind_Resume", "__cxa_guard_acquire",
+                "__cxa_guard_release", "__cxa_guard_abort", "__cxa_pure_virtual", "__cxa_atexit",
+                "__cxa_begin_catch", "__cxa_end_catch", "__cxa_rethrow", "__cxa_allocate_exception",
+                "__cxa_free_exception", "__cxa_throw", "_ZSt9terminatev", "__assert_fail"}
+# host functions standing in for device built-ins (clock(), device malloc, printf, assert); none of them can
+# reach the file system, the network or another process
+_HARMLESS_LIBC = {"clock", "time", "clock_gettime", "gettimeofday", "abort", "strlen", "strcmp", "strncmp",
+                  "memchr", "abs", "labs", "llabs", "malloc", "free", "calloc", "realloc", "aligned_alloc",
+                  "posix_memalign", "nanosleep", "usleep", "sched_yield", "__errno_location", "printf", "vprintf",
+                  "puts", "putchar"}
+_SYSCALL_INSN = re.compile(r"\t(syscall|sysenter|int\s+\$0x80|svc\s+#?0x0|svc\s+#0)\b")
+_allowed_cache: dict = {}
+
+
+def _nm(args: List[str]) -> List[str]:
+    proc = subprocess.run(["nm", *args], capture_output=True, text=True)
+    return proc.stdout.split() if proc.returncode == 0 else []
+
+
+def allowed_symbols(runtime_objs: Sequence[Path]) -> set:
+    """Symbols user device code may reference: the runtime's own, libm's, libgcc's and the C++ ABI's."""
+    key = tuple(str(p) for p in runtime_objs)
+    if key not in _allowed_cache:
+        ok = set(_ABI_SYMBOLS) | _HARMLESS_LIBC
+        for obj in runtime_objs:
+            ok |= set(_nm(["--defined-only", "--format=just-symbols", str(obj)]))
+        libm = subprocess.run([CXX, "-print-file-name=libm.so.6"], capture_output=True, text=True).stdout.strip()
+        if libm and os.path.exists(libm):
+            ok |= {s.split("@")[0] for s in _nm(["-D", "--defined-only", "--format=just-symbols", libm])}
+        libgcc = subprocess.run([CXX, "-print-libgcc-file-name"], capture_output=True, text=True).stdout.strip()
+        if libgcc and os.path.exists(libgcc):        # the compiler's arithmetic helpers (__popcountdi2, ...)
+            ok |= set(_nm(["--defined-only", "--format=just-symbols", libgcc]))
+        _allowed_cache[key] = ok
+    return _allowed_cache[key]
+
+
+def check_linkage(obj: Path, runtime_objs: Sequence[Path], user_code: str) -> None:
+    """Raise CompileError when the user's object needs a symbol outside ``allowed_symbols`` or makes a
+    system call itself."""
+    undefined = _nm(["-u", "--format=just-symbols", str(obj)])
+    if not undefined and not os.path.exists(obj):
+        return
+    ok = allowed_symbols(runtime_objs)
+    bad = [u for u in undefined if u not in ok and not u.startswith(("_ZN3emu", "emu_"))]
+    problem = None
+    if bad:
+        names = subprocess.run(["c++filt", *bad], capture_output=True, text=True).stdout.split("\n") or bad
+        name = (names[0] or bad[0]).strip()
+        short = re.sub(r"\(.*$", "", name)
+        problem = (f"undefined symbol `{name}`: device code may call device functions and the CUDA math library "
+                   f"only, not host library functions (on a GPU this fails to link too)", short)
+    else:
+        dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True, text=True).stdout
+        m = _SYSCALL_INSN.search(dis)
+        if m:
+            problem = (f"inline assembly makes a system call (`{m.group(1)}`): device code cannot", "asm")
+    if problem is None:
+        return
+    msg, needle = problem
+    lines = user_code.splitlines()
+    hits = [i + 1 for i, ln in enumerate(lines) if re.search(rf"\b{re.escape(needle)}\b", ln)]
+    uses = [i for i in hits if "extern" not in lines[i - 1]]       # the call, not its declaration
+    line = (uses or hits or [None])[0]
+    raise CompileError(f"the CPU emulator refused the kernel: {msg}", log=msg,
+                       diagnostics=[(line, "error", msg)] if line else [], line=line,
+                       source_line=lines[line - 1] if line else None)
+
+
 _REQUIRED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+):\s+required from")
 # the assembler's messages: inline PTX (`asm("mov.u32 %0, %%laneid;")`) reaches it as x86 assembly
 _ASM_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): Error: (?P<msg>.*)$")
@@ -316,7 +392,11 @@ def _compile(mode: str, tmp: str, tu: str, user_code: str, flags: List[str], obj
     src.write_text(tu)
     common = ["-I", str(INCLUDE_DIR), "-include", str(INCLUDE_DIR / "emu.h")]
     if mode == "native":
-        cmd = [CXX, *BASE_FLAGS, *NATIVE_FLAGS, "-shared", *flags, *common, str(src), *map(str, objs), "-o", str(out)]
+        obj = Path(tmp) / "module.o"
+        _run_compiler([CXX, *BASE_FLAGS, *NATIVE_FLAGS, *flags, *common, "-c", str(src), "-o", str(obj)], tmp,
+                      user_code)
+        check_linkage(obj, objs, user_code)
+        cmd = [CXX, "-shared", "-pthread", str(obj), *map(str, objs), "-o", str(out)]
     elif mode == "racecheck":
         obj = Path(tmp) / "module.o"
         _run_compiler([CXX, *BASE_FLAGS, *RACECHECK_FLAGS, *flags, *common, "-c", str(src), "-o", str(obj)], tmp,
@@ -334,6 +414,8 @@ def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str
 
     Functions the host compiler rejects are stubbed (kernels.cpu.isolate) so the module's other kernels
     still build; ``stubbed(path)`` lists them."""
+    if mode != "native":           # the linkage check runs on the native build; the others need it first
+        build(code, options, callables, "native")
     tu = translation_unit(code, callables)
     flags = user_flags(options)
     key = hashlib.sha256("\0".join([runtime_version(), mode, tu, *flags]).encode()).hexdigest()[:24]

@@ -88,11 +88,11 @@ lessons:
 
 
 def write_fixture_lesson(tmp_path):
-    """A solutions/ dir with the fixture notebook and a rubric yaml; returns (root, rubric_path)."""
+    """A course root: solutions/ with the fixture notebook and grading_rubric.yaml; returns (root, rubric_path)."""
     root = tmp_path / "root"
     (root / "solutions").mkdir(parents=True)
     write_source_notebook(root / "solutions" / "99_fixture.ipynb")
-    rubric = tmp_path / "grading_rubric.yaml"
+    rubric = root / "grading_rubric.yaml"
     rubric.write_text(RUBRIC_YAML, encoding="utf-8")
     return root, rubric
 

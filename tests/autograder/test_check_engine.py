@@ -1,8 +1,7 @@
-"""End to end: execute notebooks in a child process and grade them.
+"""End to end through the judge: ``autograder check`` / ``check.grade_notebook`` return one Verdict.
 
-Uses the fixture lesson "98_plain" (pure Python test cells + written answers),
-so it runs without a CUDA runtime; the LayerNorm lesson's real-kernel path is
-covered at the bottom and skips until ``kernels`` can compile on this machine.
+Uses the fixture lesson "98_plain" (a pure Python ``test`` item, run in the sandbox, + written answers), so
+most of it needs no CUDA; the LayerNorm lesson's real-kernel path is at the bottom.
 """
 from __future__ import annotations
 
@@ -42,9 +41,10 @@ def solution_nb():
                             "assert total([5]) == 5\n### END HIDDEN TESTS"),
               "test_code_sum", grade=True, locked=True, points=4),
         new_code_cell("assert abs(total([1.5, 2.5]) - 4.0) < 1e-6, '自检失败'"),
-        _meta(new_markdown_cell("### BEGIN SOLUTION\n" + Q1 + "\n### END SOLUTION"), "q1", solution=True),
-        _meta(new_markdown_cell(Q2), "q2", solution=True),
-        _meta(new_markdown_cell(Q3), "q3", solution=True),
+        _meta(new_markdown_cell("### BEGIN SOLUTION\n" + Q1 + "\n### END SOLUTION"), "q1", solution=True, grade=True,
+              points=2),
+        _meta(new_markdown_cell(Q2), "q2", solution=True, grade=True, points=2),
+        _meta(new_markdown_cell(Q3), "q3", solution=True, grade=True, points=2),
         new_code_cell('L.hint("code_sum")\nL.self_check()'),
     ]
     return nb
@@ -95,10 +95,9 @@ def test_student_with_problems_gets_vetoes_and_hidden_tests_restored(root):
         cells["q1"].source = "相减、抵消、负数、精度"
         cells["q3"].source = "我在 H100 上实测，耗时 0.12 ms。"
     res = check.grade_notebook(student(root, edit), seed=1)
-    items = {i["id"]: i for i in res.items}
-    assert items["code_sum"]["points"] == 0           # hidden test total([]) == 0 ran again
-    assert items["q1"]["points"] <= 1 and "最多 1 分" in items["q1"]["message"]
-    ids = sorted(v["id"] for v in res.vetoes)
+    assert res.item("code_sum").points == 0           # hidden test total([]) == 0 ran again
+    assert res.item("q1").points <= 1 and "最多 1 分" in res.item("q1").message
+    ids = sorted(v.id for v in res.vetoes)
     assert ids == ["assert_removed", "gpu_claim"], res.vetoes
     assert not res.passed and res.backend == "cpu"
 
@@ -107,38 +106,38 @@ def test_good_student_passes_and_hint_penalty_applies(root):
     path = student(root)
     hints.record(path, "98_plain", "code_sum", 3)     # level 3 costs 0.5 in the fixture settings
     res = check.grade_notebook(path, seed=2)
-    items = {i["id"]: i for i in res.items}
-    assert items["code_sum"]["points"] == 3.5 and "提示" in items["code_sum"]["message"]
+    assert res.item("code_sum").points == 3.5 and "提示" in res.item("code_sum").message
     assert res.hints_used == {"code_sum": 3}
-    assert res.score == 9.5 and res.passed and res.vetoes == []
+    assert res.score == 9.5 and res.passed and res.vetoes == ()
 
 
 def test_hanging_notebook_fails_with_reason_and_does_not_hang(root):
     def edit(nb):
         nbio.cells_by_grade_id(nb)["code_sum"].source = "import time\nwhile True:\n    time.sleep(0.1)"
     started = time.monotonic()
-    res = check.grade_notebook(student(root, edit), seed=3, timeout=12)
-    assert time.monotonic() - started < 40
-    assert not res.passed and res.errors and "时间限制" in res.errors[0]
-    assert {i["id"]: i for i in res.items}["code_sum"]["points"] == 0
+    res = check.grade_notebook(student(root, edit), seed=3, timeout=8)
+    assert time.monotonic() - started < 60
+    assert not res.passed and res.item("code_sum").points == 0
+    assert "时间限制" in res.item("code_sum").message
+    assert res.item("q1").points == 2             # the written answers are scored all the same
 
 
-def test_grade_executed_reads_outputs_without_running(root):
-    nb = nbio.filled(solution_nb())
-    for c in nb.cells:
-        if c.cell_type == "code":
-            c.execution_count = 1
-    nb.cells[0].outputs = [nbformat.v4.new_output("display_data", data={
-        nbio.LESSON_MIME: {"lesson": "98_plain", "backend": "cupy", "device": "H200"}, "text/plain": "x"})]
-    nbio.cells_by_grade_id(nb)["test_code_sum"].outputs = [
-        nbformat.v4.new_output("error", ename="AssertionError", evalue="总和不对", traceback=[])]
-    nbio.cells_by_grade_id(nb)["q3"].source = "我在 H100 上实测，耗时 0.12 ms。"
-    res = check.grade_executed(nb, "98_plain")
-    items = {i["id"]: i for i in res.items}
-    assert items["code_sum"]["points"] == 0 and items["code_sum"]["message"] == "总和不对"
-    assert res.backend == "cupy" and res.vetoes == []      # a GPU run may report measurements
-    data = json.loads(res.to_json())
-    assert data["score"] == 5 and data["max_score"] == 10   # q3 is a bare claim: term-only, 1 point
+def test_outputs_in_the_submission_decide_nothing(root):
+    """Forged outputs: a recorded cupy backend, a passing grade record, a clean test cell. The judge reads the
+    sources and answers, never what the notebook claims to have printed."""
+    def edit(nb):
+        cells = nbio.cells_by_grade_id(nb)
+        cells["code_sum"].source = "def total(xs):\n    return 0"
+        nb.cells[0].outputs = [nbformat.v4.new_output("display_data", data={
+            nbio.LESSON_MIME: {"lesson": "98_plain", "backend": "cupy", "device": "H200"}, "text/plain": "x"})]
+        nb.cells[0].execution_count = 1
+        cells["test_code_sum"].outputs = [nbformat.v4.new_output("display_data", data={
+            nbio.GRADE_MIME: {"item": "code_sum", "passed": True, "seed": 1, "families": []}, "text/plain": "ok"})]
+        cells["test_code_sum"].execution_count = 2
+        cells["q3"].source = "我在 H100 上实测，耗时 0.12 ms。"
+    res = check.grade_notebook(student(root, edit), seed=4)
+    assert res.item("code_sum").points == 0
+    assert res.backend == "cpu" and "gpu_claim" in [v.id for v in res.vetoes]
 
 
 def test_hint_cli_and_ladder(root, capsys, tmp_path):
@@ -168,14 +167,13 @@ def test_layernorm_lesson_grades_with_real_kernels(root, monkeypatch):
         _meta(new_code_cell('### BEGIN HIDDEN TESTS\nL.grade("code_boundary")\n### END HIDDEN TESTS'),
               "test_code_boundary", grade=True, locked=True, points=1),
         _meta(new_markdown_cell("var 由 sq_sum / N 减去 mean² 得到，因为相减可能得到负数，所以要 fmaxf 截断。"),
-              "explain_code", solution=True),
+              "explain_code", solution=True, grade=True, points=1),
         _meta(new_markdown_cell("方差为负会导致 rsqrt 得到 NaN，NaN 会传播到整行输出，所以用 fmaxf 截断。"),
-              "q2", solution=True),
+              "q2", solution=True, grade=True, points=2),
     ]
     nbformat.write(sol, str(root / "solutions" / "05_layernorm.ipynb"))
     res = check.grade_notebook(root / "solutions" / "05_layernorm.ipynb", seed=4)
-    assert res.passed or res.score == res.max_score, res.to_json(indent=1)
-    assert res.score == res.max_score == 6
+    assert res.score == res.max_score == 6 and not res.vetoes, res.to_json(indent=1)   # pass_score is 8
 
 
 @pytest.mark.gpu

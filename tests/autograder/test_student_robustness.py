@@ -1,8 +1,9 @@
 """Red-team regression tests: submissions as real students write them.
 
-Variants of lessons/05_layernorm.ipynb are built in code.  Most are graded with
-``execute=False`` (rubric, vetoes, repairs, messages); only a few are executed
-(stripped metadata end to end, a cell that kills the kernel, a CUDA syntax error).
+Variants of lessons/05_layernorm.ipynb are built in code and judged (the CUDA source is compiled and run on
+the hidden cases; nothing of the notebook is executed). The sandbox is off here (AUTOGRADER_SANDBOX=off) so
+every variant with the same fill reuses one emulator build; tests/autograder/test_sandbox.py and
+tests/hostile/ cover the sandboxed path.
 """
 from __future__ import annotations
 
@@ -50,14 +51,19 @@ def cell(nb, gid):
     return nbio.cells_by_grade_id(nb)[gid]
 
 
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch):
+    monkeypatch.setenv("AUTOGRADER_SANDBOX", "off")
+
+
 def grade(tmp_path, nb, name=f"{LESSON}.ipynb", execute=False, lesson=None):
     p = tmp_path / name
     nbformat.write(nb, str(p))
-    return check.grade_notebook(p, lesson, seed=1, execute=execute)
+    return check.grade_notebook(p, lesson, seed=1)
 
 
 def item(res, iid):
-    return next(i for i in res.items if i["id"] == iid)
+    return res.item(iid)
 
 
 # ----------------------------------------------------------------------------- files that are not notebooks
@@ -88,8 +94,8 @@ def test_unreadable_file_is_explained_in_chinese_without_traceback(tmp_path, cap
 ])
 def test_equivalent_fills_are_not_vetoed(tmp_path, fill):
     res = grade(tmp_path, make(fill))
-    assert res.vetoes == []
-    assert res.score == 7.0            # answers full; code items need execution
+    assert res.vetoes == ()
+    assert res.score == 10.0
 
 
 @pytest.mark.parametrize("mangle", ["crlf", "tabs", "comment"])
@@ -102,7 +108,7 @@ def test_whitespace_and_comments_in_the_source_cell_are_fine(tmp_path, mangle):
         c.source = c.source.replace("    ", "\t")
     else:
         c.source = c.source.replace("mean * mean;", "mean * mean; // 我填的：E[x^2]-mean^2")
-    assert grade(tmp_path, nb).vetoes == []
+    assert grade(tmp_path, nb).vetoes == ()
 
 
 # ----------------------------------------------------------------------------- editors: VS Code / Colab / nbformat 4.4
@@ -118,7 +124,7 @@ def _strip_nbgrader(nb, new_ids=True):
 def test_stripped_nbgrader_metadata_is_restored_from_the_template(tmp_path):
     nb = _strip_nbgrader(make())
     res = grade(tmp_path, nb)
-    assert res.vetoes == [] and res.score == 7.0
+    assert res.vetoes == () and res.score == 10.0
     assert any("VS Code" in n and "q2" in n for n in res.notes)
     assert nbio.restore_grade_ids(nb, _base())
     restored = nbio.cells_by_grade_id(nb)
@@ -131,7 +137,7 @@ def test_stripped_metadata_and_answer_cell_turned_into_raw_or_code(tmp_path):
     q1 = next(c for c in nb.cells if c.source == ANSWERS["q1"])
     q1.cell_type = "raw"
     res = grade(tmp_path, nb)
-    assert item(res, "q1")["points"] == 2.0
+    assert item(res, "q1").points == 2.0
 
 
 def test_nbformat_44_without_cell_ids(tmp_path):
@@ -142,7 +148,7 @@ def test_nbformat_44_without_cell_ids(tmp_path):
     p = tmp_path / f"{LESSON}.ipynb"
     p.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
     res = check.grade_notebook(p, seed=1, execute=False)
-    assert res.score == 7.0 and res.vetoes == []
+    assert res.score == 10.0 and res.vetoes == ()
 
 
 def test_added_moved_and_deleted_helper_cells_do_not_matter(tmp_path):
@@ -154,7 +160,7 @@ def test_added_moved_and_deleted_helper_cells_do_not_matter(tmp_path):
     nb.cells.remove(q3)
     nb.cells.insert(2, q3)
     res = grade(tmp_path, nb)
-    assert res.score == 7.0 and res.vetoes == []
+    assert res.score == 10.0 and res.vetoes == ()
 
 
 # ----------------------------------------------------------------------------- locked cells
@@ -178,13 +184,13 @@ def test_copying_the_question_scores_zero_and_says_so(tmp_path):
     prompt = nbio.template_prompt(_base(), "q2")
     question = prompt.split("\n", 2)[-1].strip()        # without the "### Q2（2 分）" heading
     res = grade(tmp_path, make(answers={"q2": question}))
-    assert item(res, "q2")["points"] == 0 and "复制了题目" in item(res, "q2")["message"]
+    assert item(res, "q2").points == 0 and "复制了题目" in item(res, "q2").message
 
 
 def test_answer_that_quotes_the_question_then_answers_keeps_its_points(tmp_path):
     prompt = nbio.template_prompt(_base(), "q2").split("\n", 2)[-1].strip()
     res = grade(tmp_path, make(answers={"q2": prompt + "\n\n" + ANSWERS["q2"]}))
-    assert item(res, "q2")["points"] == 2.0
+    assert item(res, "q2").points == 2.0
 
 
 STUFFED = ("负 negative NaN 传播 污染 fmaxf 截断 clamp Welford 均值 方差 mean variance rsqrt eps 因为 所以 导致 "
@@ -196,22 +202,22 @@ def test_keyword_stuffing_never_gets_full_marks(tmp_path):
     res = grade(tmp_path, make(answers={g: STUFFED for g in ANSWERS}))
     for iid in ANSWERS:
         it = item(res, iid)
-        assert it["points"] <= it["max_points"] / 2, it
-    assert "关键词堆砌" in item(res, "q2")["message"]
+        assert it.points <= it.max_points / 2, it
+    assert "关键词堆砌" in item(res, "q2").message
 
 
 def test_markdown_latex_emoji_and_code_blocks_keep_full_marks(tmp_path):
     fancy = {g: "😀 **答：**\n\n- " + a.replace("。", "。🚀\n- ") +
              "\n\n```cuda\nfloat v = fmaxf(var, 0.f);\n```\n$$\\sigma^2 = E[x^2]-E[x]^2$$" for g, a in ANSWERS.items()}
     res = grade(tmp_path, make(answers=fancy))
-    assert res.score == 7.0
+    assert res.score == 10.0
 
 
 def test_english_answer_is_scored(tmp_path):
     en = ("If the two-moment formula gives a variance of -1e-7 and eps is smaller than 1e-7, var + eps is negative, "
           "so rsqrtf returns NaN. The NaN propagates to the whole row because every output uses inv_std. "
           "fmaxf clamps var to 0, so var + eps >= eps > 0.")
-    assert item(grade(tmp_path, make(answers={"q2": en})), "q2")["points"] >= 1
+    assert item(grade(tmp_path, make(answers={"q2": en})), "q2").points >= 1
 
 
 def test_answer_written_in_a_new_cell_below_the_answer_cell_is_found(tmp_path):
@@ -219,7 +225,7 @@ def test_answer_written_in_a_new_cell_below_the_answer_cell_is_found(tmp_path):
     i = nb.cells.index(cell(nb, "q2"))
     nb.cells.insert(i + 1, nbformat.v4.new_markdown_cell(ANSWERS["q2"]))
     it = item(grade(tmp_path, nb), "q2")
-    assert it["points"] == 2.0 and "答题单元格" in it["message"]
+    assert it.points == 2.0 and "答题单元格" in it.message
 
 
 def test_answer_appended_to_the_question_cell_is_found(tmp_path):
@@ -227,18 +233,18 @@ def test_answer_appended_to_the_question_cell_is_found(tmp_path):
     i = nb.cells.index(cell(nb, "q3"))
     nb.cells[i - 1].source += "\n\n" + ANSWERS["q3"]
     it = item(grade(tmp_path, nb), "q3")
-    assert it["points"] == 2.0 and "答题单元格" in it["message"]
+    assert it.points == 2.0 and "答题单元格" in it.message
 
 
 def test_very_long_answer_is_scored_quickly(tmp_path):
     t0 = time.monotonic()
     res = grade(tmp_path, make(answers={"q1": ANSWERS["q1"] * 1500}))
-    assert item(res, "q1")["points"] == 2.0 and time.monotonic() - t0 < 30
+    assert item(res, "q1").points == 2.0 and time.monotonic() - t0 < 30
 
 
 def test_blank_code_but_answers_written(tmp_path):
     res = grade(tmp_path, make(fill=None))
-    assert res.score == 7.0 and not res.passed and res.vetoes == []
+    assert res.score == 7.0 and not res.passed and res.vetoes == ()
 
 
 # ----------------------------------------------------------------------------- wrong lesson
@@ -299,29 +305,30 @@ def test_batch_preflight_rejects_unreadable_and_wrong_lesson_and_repairs_metadat
     got = {p.stem: batch.preflight(batch.Submission(p.stem, p), LESSON, template) for p in tmp_path.iterdir()}
     assert got["empty"][0] is None and "空" in got["empty"][1]
     assert got["wrong"][0] is None and "04_rmsnorm" in got["wrong"][1]
-    nb, problem, notes = got["colab"]
-    assert problem == "" and notes and "q3" in nbio.cells_by_grade_id(nb)
+    text, problem, notes = got["colab"]
+    assert problem == "" and notes and "q3" in nbio.cells_by_grade_id(nbformat.reads(text, as_version=4))
 
 
 # ----------------------------------------------------------------------------- a few real executions
 
-def test_executed_colab_notebook_scores_full(tmp_path):
-    res = grade(tmp_path, _strip_nbgrader(make()), execute=True)
+def test_colab_notebook_scores_full(tmp_path):
+    res = grade(tmp_path, _strip_nbgrader(make()))
     assert res.passed and res.score == 10.0, res.to_json()
 
 
-def test_kernel_killing_cell_is_named_and_graded(tmp_path):
+def test_kernel_killing_cell_changes_nothing_in_the_verdict(tmp_path):
+    """The dead-kernel case of issue 19: the verdict reads the sources, so a cell that kills the Python
+    kernel neither costs nor earns anything (the batch and the self-check agree by construction)."""
     nb = make()
     nb.cells.insert(4, nbformat.v4.new_code_cell("import os; os._exit(1)"))
-    res = grade(tmp_path, nb, execute=True)
-    assert not res.passed and res.score == 7.0
-    assert res.errors and "第 5 个单元格（import os; os._exit(1)）" in res.errors[0]
+    res = grade(tmp_path, nb)
+    assert res.passed and res.score == 10.0 and not res.errors
 
 
 def test_cuda_syntax_error_shows_the_compiler_line(tmp_path):
-    res = grade(tmp_path, make("sq_sum / N - mean * mean +"), execute=True)
-    msg = item(res, "code_normal")["message"]
-    assert item(res, "code_normal")["points"] == 0 and "编译失败" in msg and "104" in msg
+    res = grade(tmp_path, make("sq_sum / N - mean * mean +"))
+    msg = item(res, "code_normal").message
+    assert item(res, "code_normal").points == 0 and "编译失败" in msg and "104" in msg
     assert "请补全 ______" not in msg
 
 
@@ -331,8 +338,8 @@ def test_answers_appended_to_two_question_cells_stay_with_their_questions(tmp_pa
         i = nb.cells.index(cell(nb, gid))
         nb.cells[i - 1].source += "\n\n" + ANSWERS[gid]
     res = grade(tmp_path, nb)
-    assert item(res, "q2")["points"] == 2.0 and item(res, "q3")["points"] == 2.0
-    assert item(res, "q1")["points"] == 0
+    assert item(res, "q2").points == 2.0 and item(res, "q3").points == 2.0
+    assert item(res, "q1").points == 0
 
 
 def test_deleted_answer_cell_replaced_by_a_new_cell_below_the_question(tmp_path):
@@ -341,14 +348,15 @@ def test_deleted_answer_cell_replaced_by_a_new_cell_below_the_question(tmp_path)
     i = nb.cells.index(q1)
     nb.cells[i] = nbformat.v4.new_markdown_cell(ANSWERS["q1"])
     res = grade(tmp_path, nb)
-    assert item(res, "q1")["points"] == 2.0 and any("q1" in n for n in res.notes)
+    assert item(res, "q1").points == 2.0 and any("q1" in n for n in res.notes)
 
 
-def test_deleted_test_cell_says_what_to_do(tmp_path):
+def test_deleted_test_cell_changes_nothing(tmp_path):
+    """Test cells are feedback: the hidden cases run on the source whether or not the cell is there."""
     nb = make()
     nb.cells.remove(cell(nb, "test_code_boundary"))
-    it = item(grade(tmp_path, nb), "code_boundary")
-    assert it["points"] == 0 and "被删除" in it["message"]
+    res = grade(tmp_path, nb)
+    assert item(res, "code_boundary").points == 1 and res.passed
 
 
 @pytest.mark.parametrize("text", ["结果取决于 eps", "结果取决于eps", "与 eps 有关", "eps 不超过 1e-7",
@@ -366,12 +374,12 @@ def test_english_paraphrase_of_q2_gets_full_marks(tmp_path):
     en = ("If the two-moment formula gives a variance of -1e-7 and eps is smaller than 1e-7, var + eps is negative, "
           "so rsqrtf returns NaN. The NaN propagates to the whole row because every output uses inv_std. "
           "fmaxf clamps var to 0, so var + eps >= eps > 0.")
-    assert item(grade(tmp_path, make(answers={"q2": en})), "q2")["points"] == 2.0
+    assert item(grade(tmp_path, make(answers={"q2": en})), "q2").points == 2.0
 
 
 def test_stripped_metadata_with_one_answer_left_blank_keeps_answers_in_place(tmp_path):
     answers = dict(ANSWERS)
     answers["q1"] = "YOUR ANSWER HERE（请在此作答）"
     res = grade(tmp_path, _strip_nbgrader(make(answers=answers)))
-    assert item(res, "explain_code")["points"] == 1.0 and item(res, "q1")["points"] == 0
-    assert item(res, "q2")["points"] == 2.0 and item(res, "q3")["points"] == 2.0
+    assert item(res, "explain_code").points == 1.0 and item(res, "q1").points == 0
+    assert item(res, "q2").points == 2.0 and item(res, "q3").points == 2.0

@@ -106,10 +106,10 @@ def test_released_notebook_runs_and_scores_zero_for_code(spec, released, tmp_pat
     proof.assert_released_blanks(spec, nbio.read(student))
     res = check.grade_notebook(student, spec.id, seed=proof.NOTEBOOK_SEED)
     assert not res.errors, res.errors          # no crash / timeout: only failing test cells
-    pts = {e["id"]: e["points"] for e in res.items}
+    pts = {e.item: e.points for e in res.items}
     assert all(pts[i] == 0 for i in proof.code_items(spec.id)), res.items
     assert res.score == 0 and not res.passed
-    assert not [v for v in res.vetoes if v["id"] in proof.TEMPLATE_VETOES], res.vetoes
+    assert not [v for v in res.vetoes if v.id in proof.TEMPLATE_VETOES], res.vetoes
 
 
 @pytest.mark.gpu
