@@ -189,6 +189,10 @@ def compile_error(log: str, source: str, *,
     errors = [d for d in diags if d[1] == "error"]
     first = errors[0] if errors else (diags[0] if diags else (None, "error", log.strip()))
     line = first[0]
+    if line is None and first[2].startswith("name_expressions:"):
+        # NVRTC reports a name expression at no line of the code: name the kernel it means
+        quoted = re.findall(r'"([^"]+)"', first[2])
+        line = next((n for n in (sig.kernel_line(source, q) for q in quoted) if n), None)
     src_lines = source.splitlines()
     source_line = src_lines[line - 1] if line and 0 < line <= len(src_lines) else None
     zh = "CUDA 代码编译失败：请按行号查看编译器给出的第一条错误（后面的错误常由它引起）。"

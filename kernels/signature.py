@@ -511,6 +511,17 @@ def base_name(name_expression: str) -> str:
     return text.split("::")[-1].strip()
 
 
-__all__ = ["Param", "KernelDecl", "parse_ctype", "scalar_dtype", "demangle",
+def kernel_line(source: str, name_expression: str) -> Optional[int]:
+    """The line of the first ``__global__`` function of ``source`` named by an identifier of
+    ``name_expression`` (``"static_cast<void(*)(int*)>(add)"`` -> the line of ``add``), or None."""
+    decls = find_kernels(source)
+    for ident in re.findall(r"[A-Za-z_]\w*", name_expression):
+        for d in decls:
+            if d.name == ident:
+                return d.line
+    return None
+
+
+__all__ = ["Param", "KernelDecl", "kernel_line", "parse_ctype", "scalar_dtype", "demangle",
            "demangled_param_types", "probe_param_types", "find_kernels", "params_from_source",
            "named_params", "base_name", "source_types_resolved", "split_top_level", "blank_comments_and_strings"]

@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import CompileError
+from ..signature import kernel_line
 from . import isolate
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
 RUNTIME_DIR = HERE / "runtime"
 USER_FILE = "kernel.cu"          # name user diagnostics and debug info refer to
-BUILD_FORMAT = "emu-build-7"     # bump when the generated code changes shape (7: linkage check)
+ENTRIES_FILE = "<emu-entries>"   # the generated launch entries: line i + 1 is name expression i
+BUILD_FORMAT = "emu-build-8"     # bump when the generated code changes shape (8: entries take the expression as is)
 
 CXX = os.environ.get("KERNELS_CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-g", "-gdwarf-4", "-w", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off",
@@ -106,12 +108,15 @@ def rewrite_source(code: str) -> str:
 
 
 def entry_stubs(callables: Sequence[str]) -> str:
-    lines = ['', '#line 1 "<emu-entries>"']
+    lines = ['', f'#line 1 "{ENTRIES_FILE}"']
     for i, expr in enumerate(callables):
-        # parameter names no kernel is called (a kernel named `a` or `c` must still resolve)
+        # One line per entry (its line in ENTRIES_FILE is i + 1). The name expression is passed as it is, not
+        # `&(expr)`: a function name decays to its pointer, and expressions NVRTC accepts that are not
+        # lvalues (`static_cast<void(*)(int*)>(k)`, `&k`) stay valid. Parameter names no kernel is called
+        # (a kernel named `a` or `c` must still resolve).
         lines.append(f'extern "C" int emu_entry_{i}(const emu_launch_cfg* emu_cfg_, void** emu_args_, '
-                     f'emu_result* emu_res_) {{ return ::emu::launch(&({expr}), emu_cfg_, emu_args_, emu_res_); }}')
-        lines.append(f'extern "C" int emu_arity_{i}() {{ return ::emu::arity(&({expr})); }}')
+                     f'emu_result* emu_res_) {{ return ::emu::launch(({expr}), emu_cfg_, emu_args_, emu_res_); }} '
+                     f'extern "C" int emu_arity_{i}() {{ return ::emu::arity(({expr})); }}')
     table = ", ".join(f"emu_entry_{i}" for i in range(len(callables)))
     lines.append(f'extern "C" int emu_num_entries = {len(callables)};')
     lines.append('extern "C" int (*const emu_entry_table[])(const emu_launch_cfg*, void**, emu_result*) = '
@@ -216,7 +221,20 @@ def parse_diagnostics(log: str) -> List[Tuple[int, str, str]]:
     return out
 
 
-def _run_compiler(cmd: List[str], cwd: str, user_code: str) -> None:
+def _entry_error(log: str, user_code: str, callables: Sequence[str]) -> Optional[Tuple[int, str]]:
+    """(line, message) for an error in the generated launch entries: the name expression it comes from,
+    at the line that defines the kernel it names (or None when no kernel of the code has that name)."""
+    for m in _DIAG.finditer(log):
+        if m.group("file") == ENTRIES_FILE and "error" in m.group("sev"):
+            i = int(m.group("line")) - 1
+            if 0 <= i < len(callables):
+                expr = callables[i]
+                return (kernel_line(user_code, expr),
+                        f"name expression '{expr}' does not give one __global__ function: {m.group('msg').strip()}")
+    return None
+
+
+def _run_compiler(cmd: List[str], cwd: str, user_code: str, callables: Sequence[str] = ()) -> None:
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
         log = (proc.stdout + proc.stderr).strip()
@@ -224,12 +242,16 @@ def _run_compiler(cmd: List[str], cwd: str, user_code: str) -> None:
         first = next((d for d in diags if d[1] == "error"), None)
         lines = user_code.splitlines()
         line = first[0] if first else None
-        src = lines[line - 1] if line and 0 < line <= len(lines) else None
         if first is None:
-            m = re.search(r"error: (.*)", log)
-            detail = m.group(1).strip() if m else "see log"
+            entry = _entry_error(log, user_code, callables)
+            if entry is not None:
+                line, detail = entry
+            else:
+                m = re.search(r"error: (.*)", log)
+                detail = m.group(1).strip() if m else "see log"
         else:
             detail = first[2]
+        src = lines[line - 1] if line and 0 < line <= len(lines) else None
         msg = f"the CPU emulator's host compiler rejected the kernel: {detail}"
         raise CompileError(msg, log=log, diagnostics=diags, line=line, source_line=src)
 
@@ -387,25 +409,26 @@ def user_errors(log: str) -> List[Tuple[int, int, str]]:
     return out
 
 
-def _compile(mode: str, tmp: str, tu: str, user_code: str, flags: List[str], objs: List[Path], out: Path) -> None:
+def _compile(mode: str, tmp: str, tu: str, user_code: str, flags: List[str], objs: List[Path], out: Path,
+             callables: Sequence[str] = ()) -> None:
     src = Path(tmp) / "module.cpp"
     src.write_text(tu)
     common = ["-I", str(INCLUDE_DIR), "-include", str(INCLUDE_DIR / "emu.h")]
     if mode == "native":
         obj = Path(tmp) / "module.o"
         _run_compiler([CXX, *BASE_FLAGS, *NATIVE_FLAGS, *flags, *common, "-c", str(src), "-o", str(obj)], tmp,
-                      user_code)
+                      user_code, callables)
         check_linkage(obj, objs, user_code)
         cmd = [CXX, "-shared", "-pthread", str(obj), *map(str, objs), "-o", str(out)]
     elif mode == "racecheck":
         obj = Path(tmp) / "module.o"
         _run_compiler([CXX, *BASE_FLAGS, *RACECHECK_FLAGS, *flags, *common, "-c", str(src), "-o", str(obj)], tmp,
-                      user_code)
+                      user_code, callables)
         cmd = [CXX, "-shared", "-pthread", str(obj), *map(str, objs), "-o", str(out)]
     else:
         cmd = [CXX, *BASE_FLAGS, *MEMCHECK_FLAGS, *flags, *common, str(src), str(RUNTIME_DIR / "memcheck_main.cpp"),
                *map(str, objs), "-o", str(out)]
-    _run_compiler(cmd, tmp, user_code)
+    _run_compiler(cmd, tmp, user_code, callables)
 
 
 def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str) -> Path:
@@ -436,7 +459,7 @@ def build(code: str, options: Sequence[str], callables: Sequence[str], mode: str
                 try:
                     unit = (memcheck_translation_unit(src, callables, flags) if wrapped
                             else translation_unit(src, callables))
-                    _compile(mode, tmp, unit, code, flags, objs, tmp_out)
+                    _compile(mode, tmp, unit, code, flags, objs, tmp_out, callables)
                     break
                 except CompileError as exc:
                     errs = user_errors(exc.log)

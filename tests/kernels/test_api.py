@@ -370,3 +370,27 @@ def test_loaded_modules_do_not_pile_up_fiber_stacks(cpu_backend):
         kernels.RawKernel(src, "add_one")((1,), (1024,), (x, np.int32(1024)))
     grown = maps() - before
     assert grown < 4 * 200, f"{grown} new memory mappings for 4 modules (2 per fiber stack kept: 2048 each before)"
+
+
+OVERLOADED_SRC = r"""
+__global__ void add(int* a, int n, int* b) { int i = threadIdx.x; if (i < n) a[i] += b[0]; }
+__global__ void add(float* a, int n) { int i = threadIdx.x; if (i < n) a[i] += 1.0f; }
+__global__ void plain(int* y) { y[threadIdx.x] = 7; }
+"""
+
+
+def test_name_expressions_nvrtc_accepts_that_are_not_lvalues(cpu_backend):
+    """An overloaded kernel picked with static_cast (cupy and NVRTC accept it) and `&k` both launch."""
+    pick = "static_cast<void(*)(int*, int, int*)>(add)"
+    mod = kernels.RawModule(code=OVERLOADED_SRC, name_expressions=[pick, "&plain"])
+    a, b = kernels.asarray(np.zeros(4, np.int32)), kernels.asarray(np.array([3], np.int32))
+    mod.get_function(pick)((1,), (4,), (a, np.int32(4), b))
+    assert kernels.asnumpy(a).tolist() == [3, 3, 3, 3]
+    mod.get_function("&plain")((1,), (4,), (a,))
+    assert kernels.asnumpy(a).tolist() == [7, 7, 7, 7]
+
+
+def test_ambiguous_name_expression_names_the_kernel_line(cpu_backend):
+    with pytest.raises(kernels.CompileError) as info:
+        kernels.RawModule(code=OVERLOADED_SRC, name_expressions=["add"])
+    assert info.value.line == 2 and "add" in info.value.message
