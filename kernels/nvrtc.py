@@ -182,6 +182,23 @@ def parse_log(log: str) -> List[Tuple[Optional[int], str, str]]:
     return out
 
 
+_USER_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+
+
+def _including_line(log: str, source: str) -> Optional[int]:
+    """For an error inside a header that no user line instantiated (an `#error` of the header itself):
+    the line of the user's `#include` that names that header, or None."""
+    rows = (_DIAG.match(r) for r in log.replace("\x00", "").splitlines())
+    m = next((m for m in rows if m and "error" in m.group("sev")), None)
+    if m is None or _is_user_file(m.group("file")):
+        return None
+    path = m.group("file").replace("\\", "/")
+    for inc in _USER_INCLUDE.finditer(source):
+        if path == inc.group(1) or path.endswith("/" + inc.group(1)):
+            return source.count("\n", 0, inc.start()) + 1
+    return None
+
+
 def compile_error(log: str, source: str, *,
                   headline: str = "CUDA source does not compile") -> CompileError:
     """A :class:`CompileError` for ``log`` with the first error's line and text."""
@@ -189,6 +206,8 @@ def compile_error(log: str, source: str, *,
     errors = [d for d in diags if d[1] == "error"]
     first = errors[0] if errors else (diags[0] if diags else (None, "error", log.strip()))
     line = first[0]
+    if line is None and first in errors:
+        line = _including_line(log, source)
     if line is None and first[2].startswith("name_expressions:"):
         # NVRTC reports a name expression at no line of the code: name the kernel it means
         quoted = re.findall(r'"([^"]+)"', first[2])
