@@ -87,8 +87,35 @@ _EXTERN_SHARED_LATE = re.compile(
     r")*)([A-Za-z_]\w*)\s*\[\s*\]\s*;")
 
 
+# Inline PTX that only reads a special register (`asm("mov.u32 %0, %%laneid;" : "=r"(lane));`, the common
+# form in warp-aggregated atomics and lane-mask code) becomes an assignment of the emulator's value; any other
+# asm reaches the assembler and is reported as unsupported at its line.
+_SPECIAL_REGISTERS = {
+    "laneid": "::emu::g_cur->lane", "warpid": "::emu::g_cur->warp",
+    "lanemask_eq": "(1u << ::emu::g_cur->lane)", "lanemask_lt": "((1u << ::emu::g_cur->lane) - 1u)",
+    "lanemask_le": "((2u << ::emu::g_cur->lane) - 1u)", "lanemask_gt": "(~((2u << ::emu::g_cur->lane) - 1u))",
+    "lanemask_ge": "(~((1u << ::emu::g_cur->lane) - 1u))",
+    **{f"{reg}.{c}": f"{var}.{c}" for reg, var in (("tid", "threadIdx"), ("ntid", "blockDim"), ("ctaid", "blockIdx"),
+                                                   ("nctaid", "gridDim")) for c in "xyz"},
+    "clock": "clock64()", "clock64": "clock64()",
+}
+_ASM_SREG = re.compile(
+    r'\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(\s*"\s*mov\.[bus](?:32|64)\s+%0\s*,\s*%%'
+    r'(?P<reg>[a-z_]+[0-9]*(?:\.[xyz])?)\s*;?\s*"\s*:\s*"=[rl]"\s*\((?P<dst>[^()]*)\)\s*\)\s*;')
+
+
+def _special_register_read(m: re.Match) -> str:
+    value = _SPECIAL_REGISTERS.get(m.group("reg"))
+    if value is None:
+        return m.group(0)
+    dst = m.group("dst").strip()
+    return (f"({dst}) = static_cast<std::remove_reference_t<decltype({dst})>>({value});"
+            + "\n" * m.group(0).count("\n"))
+
+
 def rewrite_source(code: str) -> str:
     """CUDA-only constructs g++ cannot take, rewritten on the same lines."""
+    code = _ASM_SREG.sub(_special_register_read, code)
     def extern_shared(m: re.Match) -> str:
         ctype, name = m.group(2).strip(), m.group(4)
         newlines = m.group(0).count("\n")

@@ -213,6 +213,8 @@ def stub(code: str, errors: Sequence[Tuple[int, int, str]]) -> Tuple[str, Dict[s
             continue
         taken.add(id(f))
         construct = construct_of(text)
+        if re.search(r"\b(?:asm|__asm__)\b", code[starts[line - 1]:code.find("\n", off) if "\n" in code[off:] else None]):
+            construct = "inline PTX assembly (asm)"   # g++'s words are about x86 constraints and registers
         done[f.name] = (line, construct)
         if off > f.body_open:       # in the body: keep the declaration, the body reports the construct
             literal = construct.replace("\\", "\\\\").replace('"', '\\"')

@@ -773,3 +773,26 @@ def test_seed_layernorm_clean_under_all_checks(cpu):
         mod.get_function("layernorm_kernel<256>")((M,), (256,), (x, g, b, y, np.int32(M), np.int32(N),
                                                                  np.float32(1e-5)))
     np.testing.assert_allclose(y, layernorm_ref(x, g, b, 1e-5), rtol=1e-4, atol=1e-4)
+
+
+def test_inline_ptx_special_register_reads(run):
+    """`asm("mov.u32 %0, %%laneid;" : "=r"(x))` and the lane masks / thread indices read the same way."""
+    src = r'''
+extern "C" __global__ void sregs(unsigned* out) {
+    unsigned lt, lane, le, ge; int tx;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    asm("mov.u32 %0, %%lanemask_le;" : "=r"(le));
+    asm("mov.u32 %0, %%lanemask_ge;" : "=r"(ge));
+    asm("mov.u32 %0, %%tid.x;" : "=r"(tx));
+    unsigned* o = out + 5 * threadIdx.x;
+    o[0] = lt; o[1] = lane; o[2] = le; o[3] = ge; o[4] = tx;
+}'''
+    r = run(src, "sregs", (1,), (64,), [np.zeros(64 * 5, np.uint32)])[0].reshape(64, 5).astype(np.uint64)
+    lane = np.arange(64, dtype=np.uint64) % 32
+    full = np.uint64(0xFFFFFFFF)
+    np.testing.assert_array_equal(r[:, 0], (np.uint64(1) << lane) - 1)
+    np.testing.assert_array_equal(r[:, 1], lane)
+    np.testing.assert_array_equal(r[:, 2], ((np.uint64(2) << lane) - 1) & full)
+    np.testing.assert_array_equal(r[:, 3], ~((np.uint64(1) << lane) - 1) & full)
+    np.testing.assert_array_equal(r[:, 4], np.arange(64))

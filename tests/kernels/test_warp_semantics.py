@@ -371,7 +371,7 @@ extern "C" __global__ void two_phase(float* x) {
 ONE_BAD_KERNEL = r'''
 extern "C" __global__ void lane_id(unsigned* out) {
     unsigned id;
-    asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));
+    asm volatile("mov.u32 %0, %%laneid;\n\tadd.u32 %0, %0, 0;" : "=r"(id));
     out[threadIdx.x] = id;
 }
 
