@@ -22,7 +22,7 @@ extern "C" __global__ void warp_reduce16(const int* in, int* out, const int* hea
     int v = in[t];
     int s = WR(temp[lw]).Sum(v);
     int mx = WR(temp[lw]).Reduce(v, cuda::maximum<>());
-    int mn = WR(temp[lw]).Min(v);
+    int mn = WR(temp[lw]).Reduce(v, cuda::minimum<>());   // WarpReduce::Min is CCCL >= 3.1 only
     int part = WR(temp[lw]).Sum(v, 5);
     int seg = WR(temp[lw]).HeadSegmentedSum(v, heads[t]);
     if (t % 16 == 0) { out[lw * 4 + 0] = s; out[lw * 4 + 1] = mx; out[lw * 4 + 2] = mn; out[lw * 4 + 3] = part; }
@@ -217,11 +217,13 @@ def test_block_collective_in_a_block_of_another_size_is_an_error(cpu):
     assert info.value.line == 5 and "cub::BlockReduce" in info.value.message
 
 
-def test_cub_umbrella_header_is_refused_with_its_line(backend):
-    """<cub/cub.cuh> is refused under NVRTC on both backends (CCCL's own #error), at the include's line."""
+def test_cub_umbrella_header_is_refused(backend):
+    """<cub/cub.cuh> does not compile under NVRTC on either backend. CCCL >= 3.1 refuses it with an #error,
+    reported at the user's #include line; CCCL 3.0 (the H200 machine's) fails inside a host-only header."""
     with pytest.raises(kernels.CompileError) as info:
         kernels.RawModule(code='\n#include <cub/cub.cuh>\nextern "C" __global__ void k(float* y) { y[0] = 1; }\n')
-    assert info.value.line == 2
+    if "#error" in info.value.message:
+        assert info.value.line == 2
 
 
 def test_temp_storage_reuse_without_a_barrier_is_a_race(cpu):
