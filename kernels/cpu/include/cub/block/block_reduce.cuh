@@ -14,21 +14,30 @@ enum BlockReduceAlgorithm {
     BLOCK_REDUCE_WARP_REDUCTIONS_NONDETERMINISTIC,
 };
 
+namespace detail {
+template <class T, int Warps> struct block_reduce_storage { T warp_aggregates[Warps]; };
+}  // namespace detail
+
 template <typename T, int BlockDimX, BlockReduceAlgorithm Algorithm = BLOCK_REDUCE_WARP_REDUCTIONS,
           int BlockDimY = 1, int BlockDimZ = 1>
-class BlockReduce {
+class BlockReduce
+    : public detail::block_collective<
+          BlockReduce<T, BlockDimX, Algorithm, BlockDimY, BlockDimZ>,
+          detail::block_reduce_storage<T, (BlockDimX * BlockDimY * BlockDimZ + detail::warp_threads - 1) /
+                                              detail::warp_threads>,
+          BlockDimX, BlockDimY> {
     static constexpr int kThreads = BlockDimX * BlockDimY * BlockDimZ;
     static constexpr int kWarpSize = kThreads < detail::warp_threads ? kThreads : detail::warp_threads;
     static constexpr int kWarps = (kThreads + detail::warp_threads - 1) / detail::warp_threads;
     static constexpr bool kEvenWarps = kThreads % detail::warp_threads == 0;
-    struct Storage { T warp_aggregates[kWarps]; };
+    using Base = detail::block_collective<BlockReduce, detail::block_reduce_storage<T, kWarps>, BlockDimX, BlockDimY>;
+    using Base::tid_;
 
 public:
-    struct TempStorage : detail::uninitialized<Storage> {};
+    using typename Base::TempStorage;
 
-    __forceinline__ BlockReduce() : temp_(private_storage()), tid_(detail::row_major_tid(BlockDimX, BlockDimY)) {}
-    __forceinline__ BlockReduce(TempStorage& temp_storage)
-        : temp_(temp_storage), tid_(detail::row_major_tid(BlockDimX, BlockDimY)) {}
+    __forceinline__ BlockReduce() : Base() {}
+    __forceinline__ BlockReduce(TempStorage& temp_storage) : Base(temp_storage) {}
 
     __forceinline__ T Sum(T input, CUB_EMU_LINE) { return reduce<true>(input, kThreads, ::cuda::std::plus<>{}, line.v); }
     __forceinline__ T Sum(T input, int num_valid, CUB_EMU_LINE) {
@@ -49,14 +58,6 @@ public:
     }
 
 private:
-    TempStorage& temp_;
-    int tid_;
-
-    static __forceinline__ TempStorage& private_storage() {
-        __shared__ TempStorage storage;
-        return storage;
-    }
-
     template <bool FullTile, class Op> __forceinline__ T reduce(T input, int num_valid, Op op, int line) {
         CUB_EMU_CHECK_BLOCK(kThreads, "cub::BlockReduce", line);
         const int warp = tid_ / detail::warp_threads, lane = tid_ % detail::warp_threads;
@@ -66,7 +67,7 @@ private:
         if (FullTile && !kEvenWarps && warp_offset + kWarpSize > kThreads) warp_valid = kThreads - warp_offset;
         T agg = detail::warp_reduce<kWarpSize>(input, op, lane, warp_valid - 1, 0xffffffffu, line);
         if (kWarps == 1) return agg;
-        T* slots = temp_.get().warp_aggregates;
+        T* slots = this->storage().warp_aggregates;
         if (lane == 0) slots[warp] = agg;
         __syncthreads(line);
         if (tid_ == 0)

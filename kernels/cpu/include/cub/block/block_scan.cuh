@@ -19,9 +19,25 @@ struct no_prefix {
 };
 }  // namespace detail
 
+namespace detail {
+template <class T, int Slots> struct block_scan_storage {
+    T grid[Slots];   // raking: every input; warp scans: the warp totals
+    T aggregate;
+    T prefix;
+};
+template <int Threads, bool WarpScans> constexpr int block_scan_slots() {
+    return WarpScans ? (Threads + warp_threads - 1) / warp_threads : Threads;
+}
+}  // namespace detail
+
 template <typename T, int BlockDimX, BlockScanAlgorithm Algorithm = BLOCK_SCAN_RAKING, int BlockDimY = 1,
           int BlockDimZ = 1>
-class BlockScan {
+class BlockScan
+    : public detail::block_collective<
+          BlockScan<T, BlockDimX, Algorithm, BlockDimY, BlockDimZ>,
+          detail::block_scan_storage<T, detail::block_scan_slots<BlockDimX * BlockDimY * BlockDimZ,
+                                                                 Algorithm == BLOCK_SCAN_WARP_SCANS>()>,
+          BlockDimX, BlockDimY> {
     static constexpr int kThreads = BlockDimX * BlockDimY * BlockDimZ;
     static constexpr int kW = detail::warp_threads;
     static constexpr int kWarps = (kThreads + kW - 1) / kW;
@@ -29,19 +45,16 @@ class BlockScan {
     static constexpr int kSegment = (kThreads + kMaxRaking - 1) / kMaxRaking;
     static constexpr int kRaking = (kThreads + kSegment - 1) / kSegment;
     static constexpr bool kWarpScans = Algorithm == BLOCK_SCAN_WARP_SCANS;
-    struct Storage {
-        T grid[kWarpScans ? kWarps : kThreads];   // raking: every input; warp scans: the warp totals
-        T aggregate;
-        T prefix;
-    };
+    using Storage = detail::block_scan_storage<T, detail::block_scan_slots<kThreads, kWarpScans>()>;
+    using Base = detail::block_collective<BlockScan, Storage, BlockDimX, BlockDimY>;
+    using Base::tid_;
     using Plus = ::cuda::std::plus<>;
 
 public:
-    struct TempStorage : detail::uninitialized<Storage> {};
+    using typename Base::TempStorage;
 
-    __forceinline__ BlockScan() : temp_(private_storage()), tid_(detail::row_major_tid(BlockDimX, BlockDimY)) {}
-    __forceinline__ BlockScan(TempStorage& temp_storage)
-        : temp_(temp_storage), tid_(detail::row_major_tid(BlockDimX, BlockDimY)) {}
+    __forceinline__ BlockScan() : Base() {}
+    __forceinline__ BlockScan(TempStorage& temp_storage) : Base(temp_storage) {}
 
     // ---- sums (one item per thread)
     __forceinline__ void ExclusiveSum(T input, T& output, CUB_EMU_LINE) { ExclusiveScan(input, output, T{}, Plus{}, line); }
@@ -135,21 +148,13 @@ public:
     }
 
 private:
-    TempStorage& temp_;
-    int tid_;
-
-    static __forceinline__ TempStorage& private_storage() {
-        __shared__ TempStorage storage;
-        return storage;
-    }
-
     // exclusive/inclusive prefix of `input`; `initial` (ExclusiveScan's initial value) or `prefix_op`
     // seeds every prefix; `aggregate` receives the block's total of the inputs.
     template <class Op, class PrefixOp>
     __forceinline__ void run(T input, T& exclusive, T& inclusive, Op op, const T* initial, T* aggregate,
                              PrefixOp* prefix_op, int line) {
         CUB_EMU_CHECK_BLOCK(kThreads, "cub::BlockScan", line);
-        Storage& s = temp_.get();
+        Storage& s = this->storage();
         const bool seeded = initial != nullptr || prefix_op != nullptr;
         if constexpr (kWarpScans) {
             const int warp = tid_ / kW, lane = tid_ % kW;

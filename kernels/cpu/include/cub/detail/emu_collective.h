@@ -121,6 +121,28 @@ template <class T> struct alignas(T) uninitialized {
     unsigned char bytes[sizeof(T)];
     __forceinline__ T& get() { return *reinterpret_cast<T*>(bytes); }
 };
+
+// What BlockReduce and BlockScan share: the TempStorage type, the caller's storage (or a block-private
+// __shared__ one when constructed without it) and the row-major thread rank over the template's block shape.
+// `Self` (the collective's own type) gives each collective type its own private storage, as on the GPU.
+template <class Self, class Storage, int BlockDimX, int BlockDimY> class block_collective {
+public:
+    struct TempStorage : uninitialized<Storage> {};
+
+protected:
+    __forceinline__ block_collective() : temp_(private_storage()), tid_(row_major_tid(BlockDimX, BlockDimY)) {}
+    __forceinline__ explicit block_collective(TempStorage& temp_storage)
+        : temp_(temp_storage), tid_(row_major_tid(BlockDimX, BlockDimY)) {}
+    __forceinline__ Storage& storage() { return temp_.get(); }
+    TempStorage& temp_;
+    int tid_;
+
+private:
+    static __forceinline__ TempStorage& private_storage() {
+        __shared__ TempStorage storage;
+        return storage;
+    }
+};
 }  // namespace detail
 
 struct NullType {};
