@@ -14,9 +14,10 @@ from __future__ import annotations
 from ._config import active_checks, backend, check, timeout_s
 from .arrays import (asarray, asnumpy, device_name, empty, empty_like, get_xp, synchronize,
                      zeros, zeros_like)
+from .counters import LaunchCounters, memory_counters
 from .errors import (ArgumentError, CompileError, DeadlockError, DeviceAssertError, KernelError,
                      KernelNotFoundError, KernelTimeout, LaunchError, OutOfBoundsError, RaceError,
-                     ShuffleMaskError)
+                     ShuffleMaskError, SyncCheckError, UnsupportedFeatureError)
 from .raw import Function, RawKernel, RawModule
 from .signature import Param
 
@@ -33,4 +34,4 @@ __all__ = ["RawModule", "RawKernel", "Function", "Param", "backend", "check", "a
            "empty_like", "synchronize", "device_name", "KernelError", "CompileError",
            "ArgumentError", "KernelNotFoundError", "LaunchError", "DeadlockError",
            "ShuffleMaskError", "OutOfBoundsError", "RaceError", "KernelTimeout",
-           "DeviceAssertError"]
+           "DeviceAssertError", "SyncCheckError", "UnsupportedFeatureError", "memory_counters", "LaunchCounters"]

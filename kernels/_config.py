@@ -4,7 +4,7 @@ Environment variables (read at call time, so tests can monkeypatch them):
 
 * ``KERNELS_BACKEND`` = ``cpu`` | ``cupy`` (default: ``cupy`` when cupy imports
   and sees a GPU, else ``cpu``).
-* ``KERNELS_CHECK`` = comma list of ``memcheck``, ``racecheck`` (like
+* ``KERNELS_CHECK`` = comma list of ``memcheck``, ``racecheck``, ``synccheck`` (like
   compute-sanitizer's tools).  ``kernels.check(...)`` adds to it for a block.
 * ``KERNELS_TIMEOUT`` = seconds one launch may run on the CPU emulator.
 """
@@ -15,7 +15,7 @@ import os
 import threading
 from functools import lru_cache
 
-CHECKS = ("memcheck", "racecheck")
+CHECKS = ("memcheck", "racecheck", "synccheck")
 DEFAULT_TIMEOUT_S = 20.0
 
 _local = threading.local()

@@ -55,8 +55,9 @@ class CupyFunction:
         if shared_mem > DEFAULT_DYNAMIC_SHARED:
             # opt in to large dynamic shared memory, as a CUDA C++ program would
             self.fn.max_dynamic_shared_size_bytes = shared_mem
-        kw = {"enable_cooperative_groups": True} if enable_cooperative_groups else {}
-        self.fn(grid, block, tuple(args), shared_mem=shared_mem, stream=stream, **kw)
+        # a cooperative launch is the module's setting (cupy.RawModule(enable_cooperative_groups=True)); cupy 14
+        # rejects the keyword again at the call (measured on the H200)
+        self.fn(grid, block, tuple(args), shared_mem=shared_mem, stream=stream)
 
 
 def _map_compile_error(exc, code: str) -> CompileError:

@@ -21,10 +21,11 @@ class KernelError(Exception):
     def __init__(self, message: str, *, kernel: Optional[str] = None,
                  line: Optional[int] = None, source_line: Optional[str] = None,
                  block: Optional[Dim3] = None, thread: Optional[Dim3] = None,
-                 details: Optional[str] = None):
+                 details: Optional[str] = None, line2: Optional[int] = None):
         self.message = message
         self.kernel = kernel
         self.line = line
+        self.line2 = line2          # the other source line of a two-sided finding (barrier lines, race)
         self.source_line = source_line
         self.block = tuple(block) if block is not None else None
         self.thread = tuple(thread) if thread is not None else None
@@ -52,7 +53,7 @@ class KernelError(Exception):
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "message": self.message, "kernel": self.kernel,
-                "line": self.line, "source_line": self.source_line,
+                "line": self.line, "line2": self.line2, "source_line": self.source_line,
                 "block": self.block, "thread": self.thread, "details": self.details}
 
 
@@ -95,9 +96,26 @@ class LaunchError(KernelError):
 
 
 class DeadlockError(KernelError):
-    """Divergent barrier: threads wait at a barrier others can never reach."""
+    """No thread of a block can make progress (a barrier or warp operation waits for threads that wait
+    elsewhere): the GPU would hang."""
 
     kind = "deadlock"
+
+
+class SyncCheckError(DeadlockError):
+    """What compute-sanitizer's synccheck reports (``kernels.check("synccheck")``): a block's threads reached
+    ``__syncthreads()`` at different source lines. The GPU runs it (both are barrier 0); CUDA forbids it.
+    ``line`` and ``line2`` are the two lines."""
+
+    kind = "deadlock"
+
+
+class UnsupportedFeatureError(KernelError):
+    """The kernel uses a construct the CPU emulator does not implement (inline PTX, tensor cores, textures,
+    a grid-wide barrier across blocks, ...). It runs on a GPU; the message names the construct and the line.
+    Other kernels of the same module are not affected."""
+
+    kind = "unsupported"
 
 
 class ShuffleMaskError(KernelError):
@@ -131,5 +149,5 @@ class DeviceAssertError(KernelError):
 
 
 __all__ = ["KernelError", "CompileError", "ArgumentError", "KernelNotFoundError", "LaunchError", "DeadlockError",
-           "ShuffleMaskError", "OutOfBoundsError", "RaceError", "KernelTimeout",
-           "DeviceAssertError"]
+           "SyncCheckError", "ShuffleMaskError", "OutOfBoundsError", "RaceError", "KernelTimeout",
+           "DeviceAssertError", "UnsupportedFeatureError"]

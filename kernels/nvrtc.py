@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .errors import CompileError
+from . import ptx
 from . import signature as sig
 from .signature import Param
 
@@ -51,6 +52,8 @@ class FrontEndResult:
     warnings: List[Tuple[Optional[int], str, str]] = field(default_factory=list)
     log: str = ""
     options: Tuple[str, ...] = ()
+    # callable -> kernels.ptx.Analysis as JSON: does the kernel need its warps' lanes in lockstep?
+    lockstep: Dict[str, dict] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- setup
@@ -286,7 +289,7 @@ def _decl_for(decls: Sequence[sig.KernelDecl], name: str, nparams: int) -> Optio
 # Headers like <cooperative_groups.h> cost NVRTC seconds; notebooks and the grader
 # compile the same sources in many processes, so results are also kept on disk.
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2   # 2: + lockstep
 
 
 def _cache_file(key: str) -> Optional[str]:
@@ -301,7 +304,7 @@ def _to_json(res: FrontEndResult) -> dict:
     return {"format": CACHE_FORMAT, "lowered": res.lowered,
             "kernels": {k: [[p.name, p.ctype] for p in ps] for k, ps in res.kernels.items()},
             "decls": [dataclasses.asdict(d) for d in res.decls], "entries": res.entries,
-            "warnings": res.warnings, "log": res.log, "options": list(res.options)}
+            "warnings": res.warnings, "log": res.log, "options": list(res.options), "lockstep": res.lockstep}
 
 
 def _from_json(data: dict) -> FrontEndResult:
@@ -316,7 +319,7 @@ def _from_json(data: dict) -> FrontEndResult:
                  for k, ps in data["kernels"].items()},
         decls=decls, entries=list(data["entries"]),
         warnings=[tuple(w) for w in data["warnings"]], log=data["log"],
-        options=tuple(data["options"]))
+        options=tuple(data["options"]), lockstep=dict(data.get("lockstep", {})))
 
 
 def _disk_load(key: str) -> Optional[FrontEndResult]:
@@ -356,7 +359,7 @@ def compile_source(code: str, options: Sequence[str] = (),
     """
     opts = assemble_options(options)
     names = tuple(str(n) for n in (name_expressions or ()))
-    key = hashlib.sha256(repr((CACHE_FORMAT, code, opts, names, version(),
+    key = hashlib.sha256(repr((CACHE_FORMAT, ptx.VERSION, code, opts, names, version(),
                                _headers_stamp())).encode()).hexdigest()
     with _lock:
         hit = _cache.get(key)
@@ -379,7 +382,8 @@ def compile_source(code: str, options: Sequence[str] = (),
         raise compile_error(log, code)
 
     decls = sig.find_kernels(code)
-    entries = re.findall(r"\.entry\s+([\w$.]+)\s*\(", prog.ptx())
+    ptx_text = prog.ptx()
+    entries = re.findall(r"\.entry\s+([\w$.]+)\s*\(", ptx_text)
     kernels: Dict[str, List[Param]] = {}
     lowered: Dict[str, str] = {}
     for name in names:
@@ -413,9 +417,15 @@ def compile_source(code: str, options: Sequence[str] = (),
         elif decl in plain:
             kernels[decl.name] = sig.params_from_source(decl)
 
+    per_entry = ptx.analyse(ptx_text)
+    lockstep = {}
+    for callable_name in kernels:
+        entry = lowered.get(callable_name, callable_name)
+        if entry in per_entry:
+            lockstep[callable_name] = per_entry[entry].to_json()
     result = FrontEndResult(lowered=lowered, kernels=kernels, decls=decls, entries=entries,
                             warnings=[d for d in parse_log(log) if d[1] != "error"],
-                            log=log, options=opts)
+                            log=log, options=opts, lockstep=lockstep)
     with _lock:
         _cache[key] = result
     _disk_store(key, result)

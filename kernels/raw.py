@@ -18,7 +18,8 @@ from .signature import Param
 
 
 def _backend_module(backend: str, code: str, options: tuple, names: list,
-                    kernels: Dict[str, List[Param]], enable_cooperative_groups: bool = False):
+                    kernels: Dict[str, List[Param]], enable_cooperative_groups: bool = False,
+                    lockstep: Optional[Dict[str, dict]] = None):
     if backend == "cupy":
         from ._cupy import CupyModule
         return CupyModule(code, options, names, enable_cooperative_groups)
@@ -26,7 +27,7 @@ def _backend_module(backend: str, code: str, options: tuple, names: list,
         from .cpu import CpuModule
     except ImportError as exc:
         raise RuntimeError(f"the CPU emulator backend is not available: {exc}") from exc
-    return CpuModule(code, options, names, kernels)
+    return CpuModule(code, options, names, kernels, lockstep)
 
 
 class RawModule:
@@ -54,7 +55,8 @@ class RawModule:
         self.front_end = nvrtc.compile_source(code, self.options, self.name_expressions)
         self._impl = _backend_module(self.backend, code, self.options, self.name_expressions,
                                      dict(self.front_end.kernels),
-                                     enable_cooperative_groups=enable_cooperative_groups)
+                                     enable_cooperative_groups=enable_cooperative_groups,
+                                     lockstep=self.front_end.lockstep)
         self._functions: Dict[str, Function] = {}
 
     @property

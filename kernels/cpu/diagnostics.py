@@ -142,8 +142,8 @@ def _first_user_line(report: str, binary: str) -> Optional[int]:
     return None
 
 
-_RUNTIME_PREFIXES = ("_ZN3emu", "_ZZN3emu", "emu_", "_ZGV", "_ZTV", "_ZTI", "_ZTS", "__", "_ZNSt", "_ZSt",
-                     "_ZZNSt", "_ZN9__gnu", "_ZN10__cxxabiv")
+_RUNTIME_PREFIXES = ("_ZN3emu", "_ZZN3emu", "_ZZ12emu_", "emu_", "_ZGV", "_ZTV", "_ZTI", "_ZTS", "__", "_ZNSt",
+                     "_ZSt", "_ZZNSt", "_ZN9__gnu", "_ZN10__cxxabiv", "DW.ref.", "completed.")
 
 
 @lru_cache(maxsize=256)

@@ -14,7 +14,9 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from .. import _config
+from .. import counters as _counters
 from .. import errors
+from .. import ptx as _ptx
 from . import build as _build
 from . import memory as _memory
 from .diagnostics import addr2line, load_base, parse_sanitizer_report, user_static_objects
@@ -32,12 +34,14 @@ RACE_POLICIES = (0, EMU_POLICY_REVERSE | EMU_POLICY_GREEDY, EMU_POLICY_GREEDY)
 GLOBAL_SHADOW_LIMIT_BYTES = 16 << 20
 
 (EMU_OK, EMU_DEADLOCK, EMU_SHUFFLE_MASK, EMU_TIMEOUT, EMU_FAULT, EMU_ASSERT, EMU_LAUNCH, EMU_ARITH,
- EMU_TRAP, EMU_RACE, EMU_INTERRUPTED) = range(11)
+ EMU_TRAP, EMU_RACE, EMU_INTERRUPTED, EMU_UNSUPPORTED, EMU_SYNCCHECK) = range(13)
+# emu_launch_cfg.flags (emu_rt.h)
+FLAG_SYNCCHECK, FLAG_WARPCHECK, FLAG_STEP_SHARED, FLAG_STEP_GLOBAL, FLAG_COUNTERS = 1, 2, 4, 8, 16
 
 
 class LaunchCfg(ctypes.Structure):
     _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared_mem", ctypes.c_ulonglong),
-                ("timeout_s", ctypes.c_double), ("policy", ctypes.c_int), ("reserved", ctypes.c_int)]
+                ("timeout_s", ctypes.c_double), ("policy", ctypes.c_int), ("flags", ctypes.c_int)]
 
 
 class LaunchResult(ctypes.Structure):
@@ -47,7 +51,13 @@ class LaunchResult(ctypes.Structure):
                 ("race_kind", ctypes.c_int),
                 ("signo", ctypes.c_int), ("float_atomics", ctypes.c_int), ("message", ctypes.c_char * 1024),
                 ("printf_buf", ctypes.c_void_p), ("printf_len", ctypes.c_ulonglong),
-                ("float_atomic_mag", ctypes.c_double)]
+                ("float_atomic_mag", ctypes.c_double), ("line2", ctypes.c_int), ("reserved", ctypes.c_int)]
+
+
+class Counters(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_ulonglong) for n in ("gld_requests", "gld_sectors", "gst_requests", "gst_sectors",
+                                                  "sld_requests", "sld_wavefronts", "sld_ideal", "sst_requests",
+                                                  "sst_wavefronts", "sst_ideal")]
 
 
 _ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(LaunchCfg), ctypes.c_void_p, ctypes.POINTER(LaunchResult))
@@ -72,10 +82,12 @@ class CpuModule:
     """
 
     def __init__(self, code: str, options: Sequence[str] = (), name_expressions: Sequence[str] = (),
-                 kernels: Optional[Dict[str, list]] = None):
+                 kernels: Optional[Dict[str, list]] = None, lockstep: Optional[Dict[str, dict]] = None):
         self.code = code
         self.options = tuple(options or ())
         self.kernels = dict(kernels) if kernels else {n: None for n in (name_expressions or ())}
+        # callable -> kernels.ptx.Analysis: whether its warps' lanes must run in lockstep (issue 21)
+        self.lockstep = {k: _ptx.Analysis.from_json(v) for k, v in (lockstep or {}).items()}
         self._lib = None
         self._lib_path: Optional[Path] = None
         self._runner: Optional[Path] = None
@@ -99,8 +111,15 @@ class CpuModule:
         self._load()
         return self
 
+    def unsupported(self) -> Dict[str, tuple]:
+        """{function: (line, construct)} the emulator left out of this module's build (their kernels raise
+        UnsupportedFeatureError when launched; the others run)."""
+        self._load()
+        return _build.stubbed(self._lib_path)
+
     def race_lib(self):
-        """The racecheck build (shared-memory shadow through compiler instrumentation)."""
+        """The instrumented build: racecheck's shadow memory, lockstep warps and memory counters
+        (compiler instrumentation of every access, runtime/racecheck_shim.cpp)."""
         with self._lock:
             if self._race_lib is False:
                 return None
@@ -118,6 +137,7 @@ class CpuModule:
                 for i, (off, size, _name) in enumerate(objs):
                     pairs[2 * i], pairs[2 * i + 1] = base + off, base + off + size
                 lib.emu_race_set_regions(pairs, len(objs))
+                lib.emu_set_static_regions(pairs, len(objs))
                 self._race_lib = lib
             return self._race_lib
 
@@ -134,7 +154,10 @@ class CpuModule:
                 self._lib = None
                 self._runner = None
                 self._race_lib = None
-        lib = self._load()
+        analysis = self.lockstep.get(name)
+        # a kernel that always runs in lockstep never needs the plain build
+        lib = self.race_lib() if (analysis is not None and analysis.shared) else None
+        lib = lib or self._load()
         index = self._callables().index(name)
         return CpuFunction(self, name, index, self.kernels.get(name), lib)
 
@@ -145,8 +168,36 @@ class CpuFunction:
         self.name = name
         self.index = index
         self.params = params
-        self._entry = ctypes.cast(getattr(lib, f"emu_entry_{index}"), _ENTRY)
         self.arity = int(getattr(lib, f"emu_arity_{index}")())
+        self._native_entry = None
+
+    @property
+    def _entry(self):
+        if self._native_entry is None:
+            self._native_entry = ctypes.cast(getattr(self.module._load(), f"emu_entry_{self.index}"), _ENTRY)
+        return self._native_entry
+
+    def _inst_entry(self):
+        lib = self.module.race_lib()
+        if lib is None:
+            raise errors.KernelError("the emulator's instrumented build failed; lockstep is unavailable",
+                                     kernel=self.name)
+        return lib, ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
+
+    def step_flags(self, args: list) -> int:
+        """FLAG_STEP_* this launch needs: lockstep on shared memory when the kernel's PTX has an unsynchronised
+        shared store -> load path; on global memory too when one of its global store -> load paths can meet
+        in the arrays this launch passes (kernels.ptx)."""
+        a = self.module.lockstep.get(self.name)
+        if a is None:
+            return 0
+        flags = FLAG_STEP_SHARED if a.shared else 0
+        if a.pairs:
+            arrays = {i: (x.ctypes.data, x.ctypes.data + x.nbytes) for i, x in enumerate(args)
+                      if isinstance(x, np.ndarray)}
+            if any(_ptx.may_alias(s, l, arrays) for s, l in a.pairs):
+                flags |= FLAG_STEP_SHARED | FLAG_STEP_GLOBAL
+        return flags
 
     def __call__(self, grid, block, args, shared_mem: int = 0):
         self.launch(grid, block, args, shared_mem=shared_mem)
@@ -159,25 +210,58 @@ class CpuFunction:
             raise errors.ArgumentError(f"kernel {self.name} takes {self.arity} arguments, {len(args)} given",
                                        kernel=self.name)
         checks = _config.active_checks()
+        recorder = _counters.current()
+        flags = FLAG_SYNCCHECK if "synccheck" in checks else 0
+        if checks & {"memcheck", "racecheck"}:
+            flags |= FLAG_WARPCHECK       # reading a lane that does not take part: undefined on the GPU
+        step = self.step_flags(args)
+        flags |= step | (FLAG_COUNTERS if recorder is not None else 0)
+        instrumented = bool(step) or recorder is not None
         cfg = LaunchCfg((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block), int(shared_mem or 0),
-                        float(_config.timeout_s()), 0, 0)
+                        float(_config.timeout_s()), 0, flags)
         arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
         # racecheck runs again on copies taken before the kernel touches anything
         # (one per alternative schedule, plus a pristine one to watch a differing element)
         # per allocation, so arguments that alias one array still do and views keep their alignment
         race_inputs = ([_memory.clone(args) for _ in range(len(RACE_POLICIES) + 1)]
                        if "racecheck" in checks else None)
+        counted = None
         with _LAUNCH_LOCK:
-            if "memcheck" in checks:
+            if "memcheck" in checks and instrumented:
+                # the ASan runner cannot run lanes in lockstep: it checks memory on copies, and the results
+                # come from the lockstep build
+                copies, _ = _memory.clone(args)
+                res, printed = self._launch_memcheck(cfg, copies)
+                if res.code == EMU_OK:
+                    res, printed, counted = self._launch_instrumented(cfg, args)
+            elif "memcheck" in checks:
                 res, printed = self._launch_memcheck(cfg, args)
+            elif instrumented:
+                res, printed, counted = self._launch_instrumented(cfg, args)
             else:
                 res, printed = self._launch_native(cfg, args)
         _emit_printf(printed)
         if res.code != EMU_OK:
-            raise self._error(res, self.module._lib_path)
+            raise self._error(res, self.module._race_path if instrumented else self.module._lib_path)
+        if recorder is not None and counted is not None:
+            recorder._add(self.name, grid, block, counted)
         if race_inputs is not None:
             self._racecheck(cfg, args, race_inputs, arrays,
                             max(res.float_atomic_mag, 1e-30) if res.float_atomics else 0.0)
+
+    def _launch_instrumented(self, cfg: LaunchCfg, args: list, race: bool = False):
+        lib, entry = self._inst_entry()
+        _set_arrays(lib, [a for a in args if isinstance(a, np.ndarray)])
+        lib.emu_race_enable(1 if race else 0)
+        try:
+            res, printed = self._launch_native(cfg, args, entry)
+        finally:
+            lib.emu_race_enable(0)
+        counted = None
+        if cfg.flags & FLAG_COUNTERS:
+            counted = Counters()
+            lib.emu_counters_get(ctypes.byref(counted))
+        return res, printed, counted
 
     # --- native (in-process) launch ----------------------------------------------
     def _launch_native(self, cfg: LaunchCfg, args: list, entry=None):
@@ -271,21 +355,28 @@ class CpuFunction:
 
     # --- racecheck ---------------------------------------------------------------
     def _racecheck(self, cfg: LaunchCfg, args: list, race_inputs: list, arrays: List[int], float_atomics: float):
+        step = cfg.flags & (FLAG_STEP_SHARED | FLAG_STEP_GLOBAL)
         for k, (policy, (other, buffers)) in enumerate(zip(RACE_POLICIES, race_inputs)):
-            alt = LaunchCfg(cfg.grid, cfg.block, cfg.shared_mem, cfg.timeout_s, policy, 0)
+            # counters are the main launch's only; lockstep kernels run in lockstep under every schedule
+            alt = LaunchCfg(cfg.grid, cfg.block, cfg.shared_mem, cfg.timeout_s, policy, cfg.flags & ~FLAG_COUNTERS)
             instrumented = k == 0
             with _LAUNCH_LOCK:
-                lib = self.module.race_lib() if instrumented else None
-                if lib is not None:
+                lib = self.module.race_lib() if (instrumented or step) else None
+                if lib is not None and instrumented:
                     entry = ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
                     shadowed = list(buffers)   # one shadow per allocation: aliasing arguments share it
                     if sum(a.nbytes for a in shadowed) > GLOBAL_SHADOW_LIMIT_BYTES:
                         shadowed = []
                     _set_globals(lib, shadowed)
+                    _set_arrays(lib, [other[j] for j in arrays])
+                    lib.emu_race_enable(1)
                     try:
                         res, _ = self._launch_native(alt, other, entry)
                     finally:
+                        lib.emu_race_enable(0)
                         _set_globals(lib, [])
+                elif lib is not None:
+                    res, _, _ = self._launch_instrumented(alt, other)
                 else:
                     res, _ = self._launch_native(alt, other)
             if res.code == EMU_INTERRUPTED:
@@ -335,8 +426,14 @@ class CpuFunction:
         _set_globals(lib, [])
         lib.emu_race_watch(ctypes.c_ulonglong(lo), ctypes.c_ulonglong(lo + arr.itemsize))
         entry = ctypes.cast(getattr(lib, f"emu_entry_{self.index}"), _ENTRY)
+        watch_cfg = LaunchCfg(cfg.grid, cfg.block, cfg.shared_mem, cfg.timeout_s, 0, cfg.flags & ~FLAG_COUNTERS)
         with _LAUNCH_LOCK:
-            self._launch_native(cfg, pristine, entry)
+            _set_arrays(lib, [a for a in pristine if isinstance(a, np.ndarray)])
+            lib.emu_race_enable(1)
+            try:
+                self._launch_native(watch_cfg, pristine, entry)
+            finally:
+                lib.emu_race_enable(0)
         pcs = (ctypes.c_ulonglong * 8)()
         wc = (ctypes.c_int * 16)()
         where = (ctypes.c_uint * 96)()
@@ -400,11 +497,23 @@ class CpuFunction:
         cls = {EMU_DEADLOCK: errors.DeadlockError, EMU_SHUFFLE_MASK: errors.ShuffleMaskError,
                EMU_TIMEOUT: errors.KernelTimeout, EMU_FAULT: errors.OutOfBoundsError,
                EMU_ASSERT: errors.DeviceAssertError, EMU_TRAP: errors.DeviceAssertError,
-               EMU_LAUNCH: errors.LaunchError}.get(res.code, errors.KernelError)
+               EMU_LAUNCH: errors.LaunchError, EMU_UNSUPPORTED: errors.UnsupportedFeatureError,
+               EMU_SYNCCHECK: errors.SyncCheckError}.get(res.code, errors.KernelError)
         kw = {}
         if res.code not in (EMU_LAUNCH,):
             kw = dict(block=tuple(res.block), thread=tuple(res.thread))
+        if res.line2 and res.line2 != line:   # the other source line of a barrier / warp-op finding
+            kw["details"] = f"    {res.line2}: {(self._source_line(res.line2) or '').rstrip()}"
+            kw["line2"] = int(res.line2)
         return cls(msg, kernel=self.name, line=line, source_line=self._source_line(line), **kw)
+
+
+def _set_arrays(lib, arrays: list) -> None:
+    """The launch's arrays: global memory for lockstep and the memory counters."""
+    pairs = (ctypes.c_ulonglong * max(1, 2 * len(arrays)))()
+    for k, a in enumerate(arrays):
+        pairs[2 * k], pairs[2 * k + 1] = a.ctypes.data, a.ctypes.data + a.nbytes
+    lib.emu_set_launch_arrays(pairs, len(arrays))
 
 
 def _set_globals(lib, arrays: list) -> None:

@@ -223,15 +223,12 @@ assert "VAR_EXPR" in LAYERNORM_CU, "seed kernel's variance line not found"
 
 
 def _real_backend_or_skip():
-    try:
-        mod = kernels.RawModule(code='extern "C" __global__ void k(float* p) { p[threadIdx.x] = 1.0f; }')
-        f = mod.get_function("k")
-        buf = kernels.asarray(np.zeros(4, np.float32))
-        f((1,), (4,), (buf,))
-        if not np.all(kernels.asnumpy(buf) == 1):
-            pytest.skip("kernels backend runs but produced wrong results")
-    except Exception as exc:  # the runtime is being built concurrently
-        pytest.skip(f"kernels backend {kernels.backend()!r} cannot compile/launch yet: {type(exc).__name__}: {exc}")
+    """The runtime is part of the repository (CPU emulator, or cupy on a GPU): a backend that cannot launch or
+    gives a wrong result must fail these tests, never skip them."""
+    mod = kernels.RawModule(code='extern "C" __global__ void k(float* p) { p[threadIdx.x] = 1.0f; }')
+    buf = kernels.asarray(np.zeros(4, np.float32))
+    mod.get_function("k")((1,), (4,), (buf,))
+    assert np.all(kernels.asnumpy(buf) == 1), f"kernels backend {kernels.backend()!r} gave {kernels.asnumpy(buf)}"
 
 
 def test_real_layernorm_passes_normal_and_boundary():

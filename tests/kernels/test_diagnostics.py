@@ -244,6 +244,93 @@ extern "C" __global__ void smem_oob(float* out) {
     assert ei.value.thread == (32, 0, 0) and "tile" in ei.value.message
 
 
+# A template's __shared__ array is a COMDAT static that GCC's ASan gives no redzone; memcheck builds the user code
+# inside an anonymous namespace so it gets one (LeetCUDA's online softmax read past `__shared__ MD shared[8]`
+# unreported; the H200 faults on it).
+OOB_TEMPLATE = r'''
+#include <cuda_fp16.h>
+struct __align__(8) MD { float m; float d; };
+template <int WARPS>
+__device__ float warp_partial(float v) {
+    static __shared__ float part[WARPS];
+    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
+    __syncthreads();
+    return part[threadIdx.x % 32];                // every lane < 32 reads: past part[WARPS]
+}
+template <int NT>
+__global__ void tmpl(const float* x, float* y, int helper) {
+    __shared__ MD sh[NT / 32];
+    if (threadIdx.x % 32 == 0) { sh[threadIdx.x / 32].m = x[threadIdx.x]; sh[threadIdx.x / 32].d = 1.0f; }
+    __syncthreads();
+    if (helper) { y[threadIdx.x] = warp_partial<NT / 32>(x[threadIdx.x]); return; }
+    if (threadIdx.x < 32) { MD v = sh[threadIdx.x]; y[threadIdx.x] = v.m + v.d; }   // past sh[NT / 32]
+}
+'''
+
+
+@pytest.mark.parametrize("helper", [0, 1], ids=["kernel_template", "device_function_template"])
+def test_shared_out_of_bounds_in_a_template_memcheck(cpu, helper):
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(OOB_TEMPLATE, "tmpl<256>", (1,), (256,),
+                   [np.ones(256, np.float32), np.zeros(256, np.float32), np.int32(helper)],
+                   names=["tmpl<256>"])
+    want = "return part[threadIdx.x % 32];" if helper else "MD v = sh[threadIdx.x];"
+    assert ei.value.line == line_of(OOB_TEMPLATE, want)
+    assert ei.value.thread == (8, 0, 0)            # the first lane past the 8 entries
+
+
+def test_memcheck_builds_code_the_anonymous_namespace_does_not_fit(cpu):
+    # a specialisation of a library template cannot sit in the anonymous namespace: the wrapped TU fails to
+    # compile, and the plain one is used (no redzones for template statics, ordinary ones still checked)
+    src = r'''
+#include <cuda/std/limits>
+struct Key { int k; };
+template <> struct cuda::std::numeric_limits<Key> {
+    static constexpr bool is_specialized = true;
+    __device__ static constexpr Key max() { return Key{1 << 20}; }
+};
+extern "C" __global__ void oob(float* out) {
+    __shared__ float tile[32];
+    tile[threadIdx.x] = cuda::std::numeric_limits<Key>::max().k;      // 33 threads
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x % 32];
+}'''
+    with kernels.check("memcheck"):
+        with pytest.raises(kernels.OutOfBoundsError) as ei:
+            launch(src, "oob", (1,), (33,), [np.zeros(33, np.float32)])
+    assert ei.value.line == line_of(src, "tile[threadIdx.x] = cuda::std::numeric_limits")
+
+
+@pytest.mark.gpu
+def test_shared_out_of_bounds_in_a_template_faults_on_the_gpu():
+    """The hardware truth for the case above: the launch faults (in a child process: the fault poisons the
+    CUDA context)."""
+    from kernels import _config
+    if not _config._gpu_available():
+        pytest.skip("no CUDA GPU visible to cupy")
+    script = textwrap.dedent('''
+        import sys, numpy as np, kernels
+        sys.path.insert(0, sys.argv[1])
+        from test_diagnostics import OOB_TEMPLATE
+        from kernel_launch import launch
+        try:
+            launch(OOB_TEMPLATE, "tmpl<256>", (1,), (256,),
+                   [np.ones(256, np.float32), np.zeros(256, np.float32), np.int32(0)],
+                   name_expressions=["tmpl<256>"])
+            import cupy; cupy.cuda.runtime.deviceSynchronize()
+            print("no fault")
+        except Exception as e:
+            print("fault", type(e).__name__, e)
+    ''')
+    env = dict(os.environ, KERNELS_BACKEND="cupy")
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith("fault") and "illegal" in proc.stdout.lower(), proc.stdout + proc.stderr
+
+
 def test_dynamic_shared_memory_past_shared_mem(cpu):
     src = r'''
 extern "C" __global__ void dyn(float* out) {
@@ -275,7 +362,9 @@ extern "C" __global__ void twice(const float* a, float* b, int n) {
 
 # ---------------------------------------------------------------- always-on checks
 
-def test_divergent_barrier_after_early_exit(cpu):
+def test_barrier_after_early_exit_runs_as_on_the_gpu(cpu):
+    # sm_70+: threads that returned count as arrived (compute-sanitizer's synccheck is clean too); the
+    # emulator used to call this a divergent barrier
     src = r'''
 extern "C" __global__ void early(float* x, int n) {
     int i = threadIdx.x;
@@ -284,29 +373,62 @@ extern "C" __global__ void early(float* x, int n) {
     __syncthreads();
     x[i] += 1.0f;
 }'''
-    with pytest.raises(kernels.DeadlockError) as ei:
-        launch(src, "early", (1,), (64,), [np.zeros(64, np.float32), np.int32(40)])
-    assert ei.value.line == line_of(src, "__syncthreads();")
-    assert "exited" in ei.value.message
+    x = np.ones(64, np.float32)
+    for checks in ((), ("synccheck",)):
+        x[:] = 1
+        with kernels.check(*checks):
+            launch(src, "early", (1,), (64,), [x, np.int32(40)])
+        assert (x[:40] == 3).all() and (x[40:] == 1).all()
 
 
-def test_divergent_barrier_different_lines(cpu):
-    src = r'''
+DIVERGENT_LINES = r'''
 extern "C" __global__ void branches(float* x) {
     if (threadIdx.x < 8) {
         x[threadIdx.x] = 1.0f;
         __syncthreads();
     } else {
         __syncthreads();
+        x[threadIdx.x] = x[threadIdx.x - 8] + 1.0f;
     }
 }'''
-    with pytest.raises(kernels.DeadlockError) as ei:
-        launch(src, "branches", (1,), (64,), [np.zeros(64, np.float32)])
-    assert ei.value.line == line_of(src, "__syncthreads();", 0)   # 8 threads (the minority) wait there
+
+
+def test_barrier_at_two_lines_is_one_barrier_unless_synccheck(cpu):
+    # the GPU has one barrier 0: both groups meet there (the second half reads what the first wrote)
+    x = np.zeros(64, np.float32)
+    launch(DIVERGENT_LINES, "branches", (1,), (64,), [x])
+    assert (x[:8] == 1).all() and (x[8:16] == 2).all()
+    # compute-sanitizer's synccheck reports it, and so does kernels.check("synccheck"), with both lines
+    with kernels.check("synccheck"), pytest.raises(kernels.SyncCheckError) as ei:
+        launch(DIVERGENT_LINES, "branches", (1,), (64,), [np.zeros(64, np.float32)])
+    first, second = line_of(DIVERGENT_LINES, "__syncthreads();", 0), line_of(DIVERGENT_LINES, "__syncthreads();", 1)
+    assert ei.value.line == first and ei.value.line2 == second     # 8 threads (the minority) wait at the first
     assert ei.value.thread == (0, 0, 0)
+    assert f"line {first}" in ei.value.message and f"line {second}" in ei.value.message
+    assert isinstance(ei.value, kernels.DeadlockError)            # student-facing messages treat it as one
 
 
-def test_shuffle_mask_names_exited_lane(cpu):
+def test_barrier_deadlock_the_gpu_would_hang_on_names_both_lines(cpu):
+    # lanes 0..15 wait at the barrier, lanes 16..31 at a __syncwarp that needs lanes 0..15: no one can go on
+    src = r'''
+extern "C" __global__ void hang(float* x) {
+    if (threadIdx.x < 16) {
+        __syncthreads();
+    } else {
+        __syncwarp();
+    }
+    x[threadIdx.x] = 1.0f;
+}'''
+    with pytest.raises((kernels.DeadlockError, kernels.ShuffleMaskError)) as ei:
+        launch(src, "hang", (1,), (32,), [np.zeros(32, np.float32)])
+    lines = {line_of(src, "__syncthreads();"), line_of(src, "__syncwarp();")}
+    assert {ei.value.line, ei.value.line2} == lines
+    assert "__syncthreads()" in ei.value.message
+
+
+def test_shuffle_reading_an_exited_lane_runs_and_is_reported_under_checks(cpu):
+    # PTX (sm_70+): a warp op waits for the *non-exited* lanes of its mask, so this runs on the GPU; what a
+    # lane reads from an exited lane is undefined there, and memcheck/racecheck say so
     src = r'''
 extern "C" __global__ void partial_sum(const float* x, float* out, int n) {
     int i = threadIdx.x;
@@ -315,23 +437,31 @@ extern "C" __global__ void partial_sum(const float* x, float* out, int n) {
     v += __shfl_down_sync(0xffffffff, v, 16);
     out[i] = v;
 }'''
-    with pytest.raises(kernels.ShuffleMaskError) as ei:
-        launch(src, "partial_sum", (1,), (32,), [np.ones(32, np.float32), np.zeros(32, np.float32), np.int32(20)])
-    assert ei.value.line == line_of(src, "__shfl_down_sync")
-    assert "exited" in ei.value.message
+    x, out = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    launch(src, "partial_sum", (1,), (32,), [x, out, np.int32(20)])
+    np.testing.assert_array_equal(out[:4], x[:4] + x[16:20])     # sources that took part: defined
+    for check in ("racecheck", "memcheck"):
+        with kernels.check(check), pytest.raises(kernels.ShuffleMaskError) as ei:
+            launch(src, "partial_sum", (1,), (32,), [x, np.zeros(32, np.float32), np.int32(20)])
+        assert ei.value.line == line_of(src, "__shfl_down_sync")
+        assert "has exited" in ei.value.message and "undefined" in ei.value.message
 
 
-def test_shuffle_mask_names_missing_lane_of_partial_warp(cpu):
+def test_full_mask_in_a_partial_warp_is_fine_when_no_missing_lane_is_read(cpu):
     src = r'''
 extern "C" __global__ void red(float* out) {
     float v = 1.0f;
     v += __shfl_xor_sync(0xffffffff, v, 1);
     out[threadIdx.x] = v;
 }'''
-    with pytest.raises(kernels.ShuffleMaskError) as ei:
-        launch(src, "red", (1,), (48,), [np.zeros(48, np.float32)])
-    assert ei.value.line == line_of(src, "__shfl_xor_sync") and ei.value.thread[0] >= 32
-    assert "does not exist" in ei.value.message
+    out = np.zeros(48, np.float32)
+    with kernels.check("racecheck"):      # lanes 32..47 exchange with each other only: defined
+        launch(src, "red", (1,), (48,), [out])
+    assert (out == 2).all()
+    src_read_missing = src.replace("v, 1)", "v, 16)")
+    with kernels.check("racecheck"), pytest.raises(kernels.ShuffleMaskError) as ei:
+        launch(src_read_missing, "red", (1,), (48,), [np.zeros(48, np.float32)])
+    assert ei.value.thread[0] >= 32 and "does not exist" in ei.value.message
 
 
 def test_shuffle_caller_not_in_mask_and_waiting_elsewhere(cpu):
@@ -482,11 +612,25 @@ extern "C" __global__ void talk(int unused_param) {
 
 # ---------------------------------------------------------------- building
 
-def test_host_compile_error_maps_to_user_line():
-    src = "extern \"C\" __global__ void k(float* x) {\n    x[0] = 1.0f;\n    this_is_not_declared(x);\n}\n"
+def test_host_compile_error_in_a_kernel_fails_that_kernel_alone_at_its_line():
+    # (CpuModule directly: NVRTC would reject this source; the emulator's own builder must still be exact)
+    src = ("extern \"C\" __global__ void k(float* x) {\n    x[0] = 1.0f;\n    this_is_not_declared(x);\n}\n"
+           "extern \"C\" __global__ void ok(float* x) { x[threadIdx.x] = 2.0f; }\n")
+    mod = CpuModule(src, (), ["k", "ok"])
+    assert mod.unsupported()["k"][0] == 3 and "this_is_not_declared" in mod.unsupported()["k"][1]
+    x = np.zeros(4, np.float32)
+    mod.get_function("ok").launch((1, 1, 1), (4, 1, 1), [x])
+    assert (x == 2).all()
+    with pytest.raises(kernels.UnsupportedFeatureError) as ei:
+        mod.get_function("k").launch((1, 1, 1), (4, 1, 1), [x])
+    assert ei.value.line == 3 and "this_is_not_declared" in ei.value.message
+
+
+def test_host_compile_error_at_file_scope_maps_to_user_line():
+    src = "struct S { undeclared_t v; };\nextern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }\n"
     with pytest.raises(kernels.CompileError) as ei:
         CpuModule(src, (), ["k"]).compile()
-    assert ei.value.line == 3 and any(d[0] == 3 for d in ei.value.diagnostics)
+    assert ei.value.line == 1 and any(d[0] == 1 for d in ei.value.diagnostics)
 
 
 def test_build_cache_is_shared_across_processes(tmp_path):

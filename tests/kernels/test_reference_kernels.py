@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 
 import numpy as np
 import pytest
@@ -52,12 +53,20 @@ def make_case(op: str, M: int, N: int, dtype: str, rng):
     return stored, exact
 
 
-def check_output(op, y_stored, exact, dtype):
-    y = bf16_bits_to_f32(y_stored) if dtype == "bf16" else y_stored
-    assert np.isfinite(y).all(), "unwritten (poisoned) or non-finite outputs"
+def check_output(op, y_stored, exact, dtype, seed=None):
+    """Every element within its own bound (a norm over the whole array would let one wrong element per row
+    through once rows are long): bf16 output rounding (2^-8 of the value) or fp32 arithmetic (2e-5), plus an
+    absolute part of 1e-5 of the row's largest value for outputs that cancel to ~0 (LayerNorm's beta)."""
+    y = (bf16_bits_to_f32(y_stored) if dtype == "bf16" else y_stored).astype(np.float64)
+    assert np.isfinite(y).all(), f"unwritten (poisoned) or non-finite outputs (seed {seed})"
     ref = reference(op, exact[0], exact[1:])
-    err = np.linalg.norm(y - ref) / np.linalg.norm(ref)
-    assert err < (8e-3 if dtype == "bf16" else 1e-5), f"{op} {dtype}: relative error {err:.3g}"
+    rtol = 2.0 ** -8 if dtype == "bf16" else 2e-5
+    bound = rtol * np.abs(ref) + 1e-5 * np.abs(ref).max(axis=1, keepdims=True)
+    excess = np.abs(y - ref) / bound
+    worst = np.unravel_index(int(np.argmax(excess)), excess.shape)
+    assert excess[worst] <= 1.0, (f"{op} {dtype}: element {worst} = {y[worst]!r}, float64 {ref[worst]!r} "
+                                  f"({excess[worst]:.2f} x its bound; {int((excess > 1).sum())} elements off; "
+                                  f"seed {seed})")
 
 
 def poison(like: np.ndarray) -> np.ndarray:
@@ -95,74 +104,56 @@ def test_plan_covers_row_within_register_budget(op, dtype, N):
             assert p.shared_bytes <= dispatch.MAX_DYNAMIC_SHARED
 
 
-def test_plan_paths_by_row_length():
-    assert plan("layernorm", 8, 512, "float32").tpr == 32            # warp per row
-    assert plan("softmax", 8, 1024, "float32").tpr == 64             # fp32 past 16 elements a lane: 64-thread block
-    assert plan("softmax", 8, 1024, "bf16").tpr == 32                # bf16: warp per row up to 32 a lane
-    assert plan("layernorm", 8, 256, "bf16").tpr == 16               # half a warp per row, 8 rows/block
-    assert plan("layernorm", 8, 256, "bf16").rpb == 8
-    assert plan("layernorm", 8, 4096, "float32").tpr > 32            # block per row
-    # LayerNorm rows a 512-thread block would take, to 32 KB: the pipe kernel on 4 x 128-thread clusters (sm_90)
-    p = plan("layernorm", 8, 16384, "bf16")
-    assert (p.kind, p.cluster, p.tpr, p.nv, p.psrc) == ("pipe", 4, 128, 4, dispatch.PSRC_ALIGNED)
-    assert plan("layernorm", 8, 8192, "float32").kind == "pipe"
-    assert plan("layernorm", 8, 16384, "float32").kind == "cached"   # 64 KB rows: 8 vectors a thread
-    assert plan("layernorm", 8, 16384, "bf16", allow_cluster=False).kind == "cached"
-    assert plan("layernorm", 8, 16383, "bf16").kind == "cached"      # rows off 16 bytes: not measured there
-    assert plan("rmsnorm", 8, 16384, "bf16").kind == "cached"
-    # rows too long for a 512-thread block: pipelined persistent clusters (sm_90), shapes from PIPE_TUNING
-    p = plan("layernorm", 8, 65536, "float32")
-    assert (p.kind, p.cluster, p.tpr, p.nv, p.psrc) == ("pipe", 8, 512, 4, dispatch.PSRC_ALIGNED)
-    assert p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16 <= dispatch.MAX_DYNAMIC_SHARED
-    p = plan("layernorm", 8, 65536, "bf16")                          # bf16 parameters stay bf16 in shared memory
-    assert p.psrc == dispatch.PSRC_ALIGNED and p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16
-    p = plan("layernorm", 8, 50257, "float32")                       # rows at every offset: gamma/beta pairs
-    assert p.psrc == dispatch.PSRC_PAIRS and p.shared_bytes == 2 * p.nv * (p.tpr + 1) * 16
-    p = plan("layernorm", 8, 50257, "bf16")
-    assert (p.psrc, p.tpr, p.shared_bytes) == (dispatch.PSRC_PAIRS, 160, 2 * p.nv * (p.tpr + 1) * 16)
-    p = plan("rmsnorm", 8, 65536, "float32")                         # aligned fp32 RMSNorm: gamma in registers
-    assert (p.kind, p.tpr, p.nv, p.psrc, p.shared_bytes) == ("pipe", 256, 8, dispatch.PSRC_REGS, 0)
-    assert plan("rmsnorm", 8, 50257, "float32").psrc == dispatch.PSRC_SHARED  # rows at every offset
-    assert plan("softmax", 8, 50257, "bf16").cluster == 8
-    assert plan("softmax", 8, 50257, "float32").cluster == 8
-    # threads per CTA: the whole number of warps that pads the row least (8 x 160 x nv for 50257: 2%); rows
-    # 8 x 128 x nv fits exactly keep the fewest threads
-    for op in ("layernorm", "rmsnorm", "softmax"):
-        for dt, nv in (("float32", 10), ("bf16", 5)):
-            p = plan(op, 8, 50257, dt)
-            assert (p.kind, p.cluster, p.tpr, p.nv) == ("pipe", 8, 160, nv), (op, dt, p.name)
-    assert [(plan(op, 8, n, "bf16").tpr, plan(op, 8, n, "bf16").nv) for op, n in
-            (("layernorm", 65536), ("rmsnorm", 65536), ("rmsnorm", 32768))] == [(128, 8), (256, 4), (128, 4)]
-    assert dispatch.pipe_tpr_order(6283, 8, 8)[0] == 160           # 6400 slots for 6283 vectors
-    assert dispatch.pipe_tpr_order(6283, 8, 8, (128, 256, 512)) == [128, 256, 512]
-    assert dispatch.pipe_tpr_order(8192, 8, 4)[0] == 256            # exact fits: the fewest threads
-    # rows by ticket by default (static rows are forced only); late tickets: bf16 softmax rows on 16 bytes
-    assert {plan(op, 8, n, dt).sched for op in ("layernorm", "rmsnorm", "softmax") for dt in ("float32", "bf16")
-            for n in (32768, 50257) if not (dt == "bf16" and n == 32768 and op == "softmax")} == {1}
-    assert [plan(op, 8, 65536, dt).sched for op in ("layernorm", "rmsnorm", "softmax") for dt in ("float32", "bf16")
-            ] == [1, 1, 1, 1, 1, dispatch.SCHED_LATE]
-    assert plan("rmsnorm", 8, 50257, "bf16", kind="pipe", cluster=8, tpr=128, sched=1).name.endswith(",1,1,32,1>")
-    assert plan("rmsnorm", 8, 50257, "bf16").name.endswith(",160,5,8,1,1,24,1>")  # PIPE_FLOOR_TUNED
-    assert [plan(op, 8, 50257, "bf16").spare for op in ("layernorm", "rmsnorm", "softmax")] == [24, 24, 32]
-    assert plan("rmsnorm", 8, 50257, "bf16", spare=40, ahead=0).name.endswith(",1,1,40,0>")
-    # rows prefetched to L2 a row ahead (PipeTuning.ahead): bf16 rows at every offset, fp32 softmax ones, bf16
-    # softmax on 16 bytes; not fp32 LayerNorm / RMSNorm, nor bf16 LayerNorm / RMSNorm rows on 16 bytes
-    assert [plan(op, 8, n, dt).ahead for dt in ("bf16", "float32") for n in (50257, 65536)
-            for op in ("layernorm", "rmsnorm", "softmax")] == [1, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0]
-    assert {plan(op, 8, 32768, dt).ahead for op in ("layernorm", "rmsnorm") for dt in ("bf16", "float32")} == {0}
-    with pytest.raises(ValueError, match="ahead"):
-        plan("softmax", 8, 65536, "bf16", kind="pipe", cluster=8, tpr=128, ahead=2)
-    assert plan("softmax", 8, 32768, "bf16").kind == "stream"        # rows to 64 KB: the re-read hits L2
-    assert plan("softmax", 8, 16384, "float32").kind == "stream"
-    assert plan("softmax", 8, 32768, "float32").kind == "pipe"       # past that the pipe kernel where it runs
-    assert (plan("softmax", 8, 65536, "bf16").kind, plan("softmax", 8, 65536, "bf16").tpr) == ("pipe", 128)
-    assert plan("softmax", 8, 32768, "float32", allow_cluster=False).kind == "stream"
-    assert plan("softmax", 8, 65536, "bf16", allow_cluster=False).kind == "stream"
-    assert plan("layernorm", 8, 262144, "float32").kind == "cluster"  # too long for a pipe buffer
-    assert plan("layernorm", 8, 65536, "float32", aligned=False).kind == "cluster"  # pipe needs 16-byte vectors
-    assert plan("rmsnorm", 8, 65536, "float32", allow_cluster=False).kind == "stream"
-    assert plan("softmax", 8, 1 << 20, "bf16").kind == "stream"      # too long for 8 CTAs
-    assert plan("softmax", 8, 50257, "float32").vec == 4              # misaligned rows still vectorised
+PLAN_SWEEP = sorted(set(BENCH_N) | {1, 7, 31, 37, 300, 1023, 1025, 2049, 8191, 12000, 16383, 16387, 24576, 32769,
+                                     100000, 131072, 262145, 1 << 20})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_default_plans_follow_the_planners_rules(op, dtype):
+    """The rules every default plan follows, from dispatch's own constants and PIPE_TUNING (not its measured
+    values restated: editing the tuning table must not break this test, a planner that ignores it must)."""
+    itemsize = 2 if dtype == "bf16" else 4
+    width = 16 // itemsize
+    kinds = set()
+    for N in PLAN_SWEEP:
+        for aligned in (True, False):
+            for allow in (True, False):
+                p = plan(op, 37, N, dtype, aligned=aligned, allow_cluster=allow)
+                kinds.add(p.kind)
+                where = (N, aligned, allow, p.name)
+                vec = width if aligned else 1
+                nvec = -(-N // vec)
+                if not aligned:
+                    assert p.vec == 1 and p.kind != "pipe", where
+                if not allow:
+                    assert p.cluster == 1 and p.kind not in ("pipe", "cluster"), where
+                if p.kind == "cached" and p.tpr <= 32:
+                    # warp mode: the rows a warp's registers hold, WARP_MODE_THREADS threads a block
+                    assert p.rpb * p.tpr == dispatch.WARP_MODE_THREADS, where
+                    assert p.nv * p.vec <= 2 * dispatch.WARP_ROW_MAX_ELEMS, where
+                if p.kind == "cached" and p.tpr > 32:
+                    assert p.rpb == 1 and p.tpr in dispatch.BLOCK_ROW_TPR + (1024,), where
+                    target = (2 if (itemsize == 2 or op == "softmax") else 1) * dispatch.BLOCK_ROW_TARGET_ELEMS
+                    smaller = [t for t in dispatch.BLOCK_ROW_TPR if t < p.tpr]
+                    # the smallest block per row that keeps a thread at its target (or the largest block)
+                    assert all(-(-nvec // t) * vec > target for t in smaller), where
+                if p.kind == "pipe":
+                    tune = dispatch.PIPE_TUNING[(op, itemsize, N % width == 0)]
+                    assert p.vec == width and p.nv <= tune.max_vecs, where
+                    assert (p.sched, p.ahead) == (tune.sched, tune.ahead), where
+                    key = (op, itemsize, p.tpr, p.nv, p.psrc, p.ahead)
+                    assert p.spare == dispatch.PIPE_FLOOR_TUNED.get(key, dispatch.PIPE_FLOOR_SPARE_REGS), where
+                    # the first shape in pipe_tpr_order the row fits (registers, shared memory) is the one taken
+                    order = dispatch.pipe_tpr_order(nvec, p.cluster, tune.max_vecs)
+                    if p.tpr in order:
+                        for t in order[:order.index(p.tpr)]:
+                            with pytest.raises(ValueError):
+                                plan(op, 37, N, dtype, kind="pipe", cluster=p.cluster, tpr=t, psrc=tune.psrc)
+                if p.kind == "stream":
+                    assert p.grid == (37,) and p.cluster == 1, where
+    # every kind is reachable by default
+    assert kinds == set(KINDS), kinds
 
 
 def test_plan_rejects_bad_requests():
@@ -297,7 +288,8 @@ def test_cpu_emulator_matches_float64(op, dtype, monkeypatch):
     kernels = _cpu_backend_or_skip()
     monkeypatch.setenv("KERNELS_BACKEND", "cpu")
     rk = ReferenceKernels(raw_module=kernels.RawModule, allow_cluster=False)
-    rng = np.random.default_rng(hash((op, dtype)) % 2**32)
+    seed = zlib.crc32(f"{op}-{dtype}".encode())   # the same in every process (hash() is not): replayable
+    rng = np.random.default_rng(seed)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
     rk.prepare([rk.plan(op, M, N, np_dtype, kind=k) for M, N, k in CPU_SHAPES])  # one build per op
     for M, N, kind in CPU_SHAPES:
@@ -305,7 +297,7 @@ def test_cpu_emulator_matches_float64(op, dtype, monkeypatch):
         x, *params = [kernels.asarray(a) for a in stored]
         y = kernels.asarray(poison(stored[0]))
         rk.run(op, x, params, out=y, kind=kind)
-        check_output(op, kernels.asnumpy(y), exact, dtype)
+        check_output(op, kernels.asnumpy(y), exact, dtype, seed=f"{seed}, case {(M, N, kind)}")
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -321,7 +313,7 @@ def test_cpu_emulator_memcheck_racecheck_misaligned_rows(op, monkeypatch):
         y = kernels.asarray(poison(stored[0]))
         with kernels.check("memcheck", "racecheck"):
             rk.run(op, x, params, out=y)
-        check_output(op, kernels.asnumpy(y), exact, "float32")
+        check_output(op, kernels.asnumpy(y), exact, "float32", seed=f"7, shape {(M, N)}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -358,7 +350,7 @@ def test_cpu_emulator_pipe_kernel_prefetches_rows_with_parameters_anywhere(op, d
             y = kernels.asarray(poison(stored[0]))
             with kernels.check("memcheck", "racecheck"):
                 rk.run(op, x, params, out=y, kind="pipe", config=config)
-            check_output(op, kernels.asnumpy(y), exact, dtype)
+            check_output(op, kernels.asnumpy(y), exact, dtype, seed=f"12, case {case}")
             assert int(kernels.asnumpy(rk._tickets)[0]) == rk._ticket_base
 
 
@@ -440,17 +432,23 @@ def test_gpu_every_path_matches_float64(op, dtype):
     rk = ReferenceKernels(raw_module=cp.RawModule)
     rng = np.random.default_rng(11)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
+    ran, skipped = [], []
     for M, N in GPU_SHAPES:
         stored, exact = make_case(op, M, N, dtype, rng)
         x, *params = [cp.asarray(a) for a in stored]
         for kind in (None, "stream", "cluster"):
             try:
                 rk.plan(op, M, N, np_dtype, kind=kind)
-            except ValueError:
-                continue  # e.g. no cluster shape for this N
+            except ValueError as exc:
+                assert kind == "cluster" and "does not fit" in str(exc), (M, N, kind, exc)  # rows too long
+                skipped.append((M, N, kind))
+                continue
             y = cp.asarray(poison(stored[0]))
             rk.run(op, x, params, out=y, kind=kind)
-            check_output(op, cp.asnumpy(y), exact, dtype)
+            check_output(op, cp.asnumpy(y), exact, dtype, seed=f"11, shape {(M, N, kind)}")
+            ran.append((M, N, kind))
+    print(f"{op} {dtype}: {len(ran)} launches checked, skipped (no cluster shape): {skipped}")
+    assert len(ran) == 3 * len(GPU_SHAPES) - len(skipped) and len(skipped) <= 2   # only the longest rows
 
 
 PIPE_SHAPES = ((1, 512), (1, 1024), (2, 512), (2, 1024), (4, 512), (4, 1024), (8, 160), (8, 256), (8, 512))
@@ -467,7 +465,7 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
     cp = pytest.importorskip("cupy")
     rng = np.random.default_rng(6)
     np_dtype = np.uint16 if dtype == "bf16" else np.float32
-    case = 0
+    case, ran, skipped = 0, 0, {}
     for clusters in (2, None):
         rk = ReferenceKernels(raw_module=cp.RawModule, persist_clusters=clusters)
         for M, N in ((9, 4096), (7, 16387), (6, 32768), (11, 50257), (4, 65536), (37, 16387)):
@@ -479,14 +477,20 @@ def test_gpu_pipe_kernels_match_float64(op, dtype):
                     config = {"cluster": c, "tpr": t, "psrc": psrc, "sched": case % 3, "ahead": case // 3 % 2}
                     try:
                         p = rk.plan(op, M, N, np_dtype, kind="pipe", **config)
-                    except ValueError:
-                        continue  # too many registers or too much shared memory for this shape
+                    except ValueError as exc:   # shapes a row does not fit: counted by reason, never silently
+                        reason = re.sub(r"\d+", "#", str(exc))
+                        assert re.search(r"registers|shared memory|cannot hold|byte boundary", reason), exc
+                        skipped[reason] = skipped.get(reason, 0) + 1
+                        continue
                     y = cp.asarray(poison(stored[0]))
                     rk.run(op, x, params, out=y, kind="pipe", config=config)
                     assert clusters is None or rk.launch_grid(p) == min(M, clusters) * c
-                    check_output(op, cp.asnumpy(y), exact, dtype)
+                    check_output(op, cp.asnumpy(y), exact, dtype, seed=f"6, case {case}")
                     assert int(rk._tickets.get()[0]) == rk._ticket_base  # exactly the tickets pipe_tickets counts
+                    ran += 1
         assert clusters or rk.resident_error is None, rk.resident_error
+    print(f"{op} {dtype}: {ran} pipe launches checked of {case}; skipped: {skipped}")
+    assert ran >= case // 2, skipped   # most configurations must run, not only the ones that fit everywhere
 
 
 @pytest.mark.gpu

@@ -4,7 +4,9 @@
 #pragma once
 #define __CUDACC__ 1
 #define __CUDACC_RTC__ 1
-#define __CUDA_ARCH__ 800
+#ifndef __CUDA_ARCH__
+#define __CUDA_ARCH__ 900   // the build passes the architecture NVRTC compiles for (kernels/cpu/build.py)
+#endif
 #define __CUDA_EMU__ 1
 #define __NVCC__ 1
 

@@ -4,6 +4,13 @@
 #include <cstdint>
 #include <cstddef>
 
+// fiber stack per CUDA thread (ASan's redzones need more)
+#ifdef EMU_ASAN
+#define EMU_STACK_BYTES (1024 * 1024)
+#else
+#define EMU_STACK_BYTES (128 * 1024)
+#endif
+
 extern "C" {
 
 struct emu_launch_cfg {
@@ -12,12 +19,26 @@ struct emu_launch_cfg {
     unsigned long long shared_mem;   // dynamic shared memory bytes
     double timeout_s;
     int policy;                      // EMU_POLICY_* bit set (racecheck schedules)
-    int reserved;
+    int flags;                       // EMU_FLAG_* bit set
 };
 
 enum {
     EMU_POLICY_REVERSE = 1,   // run threads in reverse linear order
     EMU_POLICY_GREEDY = 2,    // keep running one warp until it blocks; re-pick after barriers
+};
+
+enum {
+    // synccheck: barriers reached from different source lines are an error (as compute-sanitizer's
+    // synccheck reports them); without it they complete like the hardware's one barrier 0
+    EMU_FLAG_SYNCCHECK = 1,
+    // a warp operation that reads a lane which does not take part (exited, not in the mask) is an
+    // error: the value is undefined on the GPU (on under memcheck and racecheck)
+    EMU_FLAG_WARPCHECK = 2,
+    // lanes of a warp advance in lockstep between memory accesses (instrumented builds only):
+    // STEP_SHARED parks at shared-memory accesses, STEP_GLOBAL at every other non-stack access too
+    EMU_FLAG_STEP_SHARED = 4,
+    EMU_FLAG_STEP_GLOBAL = 8,
+    EMU_FLAG_COUNTERS = 16,   // record memory requests per warp instruction (implies both STEP flags)
 };
 
 enum {
@@ -32,6 +53,8 @@ enum {
     EMU_TRAP = 8,
     EMU_INTERRUPTED = 10,     // SIGINT during the launch (Python raises KeyboardInterrupt)
     EMU_RACE = 9,             // racecheck build: shared-memory hazard (pc = access, pc2 = earlier one)
+    EMU_UNSUPPORTED = 11,     // a construct the emulator does not implement (message names it)
+    EMU_SYNCCHECK = 12,       // synccheck finding: barrier reached from two source lines (line, line2)
 };
 
 struct emu_result {
@@ -51,6 +74,14 @@ struct emu_result {
     char* printf_buf;         // device printf output of the launch
     unsigned long long printf_len;
     double float_atomic_mag;  // largest |value| a float atomic read, added or wrote (racecheck tolerance)
+    int line2;                // EMU_SYNCCHECK / EMU_DEADLOCK: the other source line involved (0 = none)
+    int reserved;
+};
+
+// Memory counters of one launch (EMU_FLAG_COUNTERS): warp-level requests as Nsight Compute counts them.
+struct emu_counters {
+    unsigned long long gld_requests, gld_sectors, gst_requests, gst_sectors;
+    unsigned long long sld_requests, sld_wavefronts, sld_ideal, sst_requests, sst_wavefronts, sst_ideal;
 };
 
 typedef void (*emu_body_fn)(void* ctx);
@@ -77,6 +108,20 @@ struct Thread {
     int pred;
     unsigned long long val;
     unsigned long long result;
+    uintptr_t stack_lo;       // its fiber stack: accesses there are local memory
+    int bar;                  // the barrier it waits at (index into the launch's barriers)
+    int tile_ops;             // multi-warp tile collectives done (mailbox parity)
+};   // kept small: the scheduler scans a block's threads (256 x 96 bytes stay in L1); the rest is in ThreadAux
+
+// What lockstep parking and blocking waits need per thread (a separate array: cold in plain launches).
+struct ThreadAux {
+    unsigned long long step_pc;            // lockstep: where it is parked
+    uintptr_t step_addr;                   // lockstep: the access it is parked before
+    unsigned step_size;
+    int step_kind;                         // 0 none, 1 global load, 2 global store, 3 shared load, 4 shared store
+    const volatile void* wait_addr;        // ST_WAIT: runnable again once *wait_addr != wait_old
+    unsigned long long wait_old;
+    int wait_bytes;
 };
 
 extern Thread* g_cur __attribute__((visibility("hidden")));
@@ -121,5 +166,44 @@ void report_race(int kind, unsigned long long pc, unsigned long long pc2, int ot
                  unsigned long long addr, const char* what);
 __attribute__((visibility("hidden")))
 Thread* thread_at(int linear);
+// A construct the emulator does not implement: UnsupportedFeatureError naming it and the user's line.
+__attribute__((visibility("hidden"))) [[noreturn]]
+void unsupported(const char* construct, int line);
+// Barrier over the threads [base, base + size) of the block (multi-warp tiles; base 0, size n = __syncthreads).
+__attribute__((visibility("hidden")))
+int group_barrier(int base, int size, int op, int pred, int line);
+// Collective of a multi-warp tile: every member contributes `bytes` (<= 64); `out` gets either the value of
+// the member at rank `src` (src >= 0) or all `size` contributions in rank order (src < 0).
+__attribute__((visibility("hidden")))
+void tile_collective(int base, int size, int line, const void* mine, unsigned bytes, int src, void* out);
+// Blocks the calling thread until the `bytes`-wide word at p differs from `old` (cuda::barrier, pipelines).
+__attribute__((visibility("hidden")))
+void wait_change(const volatile void* p, unsigned long long old, int bytes, int line);
+// Asynchronous copies (cuda::memcpy_async, cg::memcpy_async, __pipeline_memcpy_async) land when they are waited for,
+// as late as the GPU may complete them: code that reads before waiting sees the old data, as it may on the GPU.
+__attribute__((visibility("hidden")))
+void async_copy(void* dst, const void* src, size_t bytes);
+__attribute__((visibility("hidden")))
+void async_commit();                      // the copies issued since the last commit form one stage
+__attribute__((visibility("hidden")))
+void async_wait_prior(unsigned keep);     // every stage lands but the `keep` most recent committed ones
+__attribute__((visibility("hidden")))
+void async_wait_oldest();                 // the oldest committed stage lands
+// A synchronisation object completed a phase that orders the block's threads (racecheck: new interval).
+__attribute__((visibility("hidden")))
+void sync_epoch();
+// Lockstep builds: the running lane parks before a memory access until its warp's turn (step_shim / racecheck_shim).
+__attribute__((visibility("hidden")))
+void step(unsigned long long pc, uintptr_t addr, unsigned size, int kind);
+__attribute__((visibility("hidden")))
+bool is_shared_address(uintptr_t a);
+// an address inside one of the launch's array arguments (registered by Python for instrumented launches)
+__attribute__((visibility("hidden")))
+bool is_global_address(uintptr_t a);
+__attribute__((visibility("hidden")))
+uintptr_t device_address(uintptr_t a);
+extern int g_flags __attribute__((visibility("hidden")));
+extern uintptr_t g_shared_lo __attribute__((visibility("hidden")));   // static __shared__ section
+extern uintptr_t g_shared_hi __attribute__((visibility("hidden")));
 
 }  // namespace emu

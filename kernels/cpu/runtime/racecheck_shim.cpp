@@ -1,5 +1,13 @@
-// racecheck: the user's code is compiled with -fsanitize=thread, which makes
-// the compiler call __tsan_readN/__tsan_writeN before every memory access.
+// Instrumented builds: the user's code is compiled with -fsanitize=thread, which makes
+// the compiler call __tsan_readN/__tsan_writeN before every memory access.  The hooks
+// serve three things, each switched on per launch:
+//  * lockstep (EMU_FLAG_STEP_*): the lane parks before a shared (or any non-stack)
+//    access and the warp's lanes take turns (runtime.cpp, step()), so lanes of a warp
+//    advance together between memory accesses as on the GPU;
+//  * memory counters (EMU_FLAG_COUNTERS): the lanes released together at one access are
+//    one warp-level request; its global sectors / shared wavefronts are counted;
+//  * racecheck (emu_race_enable): the shadow-memory hazard check below.
+// racecheck:
 // Instead of libtsan we provide those hooks here and keep a shadow word per
 // 4 bytes of block-shared memory (the static __shared__ variables, whose
 // address ranges Python finds in the symbol table and registers through
@@ -11,6 +19,7 @@
 // well (blocks never synchronise within a launch).  Reports carry both PCs.
 #include "emu_rt.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -35,6 +44,8 @@ struct Region { uintptr_t lo, hi; bool global; std::vector<Shadow> shadow; };
 std::vector<Region> g_regions;
 std::vector<Region> g_globals;
 std::vector<Shadow> g_dyn_shadow;
+bool g_race_on;
+emu_counters g_ctr;
 
 inline Shadow* shadow_for(uintptr_t a, bool* global) {
     *global = false;
@@ -72,24 +83,28 @@ inline bool conflicts(unsigned long long epoch, unsigned block, int other, unsig
 [[noreturn]] void hazard(int kind, unsigned long long pc, unsigned long long pc2, int other, unsigned other_block,
                          uintptr_t a, bool global) {
     static const char* names[] = {"", "read-after-write", "write-after-read", "write-after-write"};
-    char what[256];
-    if (global)
-        snprintf(what, sizeof what, "%s hazard on global memory (address 0x%llx): two threads access it "
-                 "without synchronisation (different blocks never synchronise; use atomics)", names[kind],
-                 (unsigned long long)a);
-    else
-        snprintf(what, sizeof what, "%s hazard on shared memory (address 0x%llx) between two threads with no "
-                 "__syncthreads() in between", names[kind], (unsigned long long)a);
+    char what[320];
+    const bool same_block = other_block == block_linear();
+    const bool same_warp = same_block && (other >> 5) == g_cur->warp;
+    // the fix depends on who the other thread is: another lane of the warp, another warp, another block
+    const char* hint = !same_block ? "different blocks never synchronise within a launch: use atomics, or a second kernel"
+                       : same_warp ? "lanes of one warp: __syncwarp() between the accesses (warp-synchronous code "
+                                     "without it, even through volatile, is a race since Volta)"
+                       : "threads of one block: __syncthreads() between the accesses, or atomics";
+    snprintf(what, sizeof what, "%s hazard on %s memory (address 0x%llx): two threads access it without "
+             "synchronisation (%s)", names[kind], global ? "global" : "shared", (unsigned long long)a, hint);
     report_race(kind, pc, pc2, other, other_block, a, what);
 }
 
 // A write-after-write that stores the value already there (e.g. every warp
 // setting the same flag) is benign: decide once the store has happened, at the
-// thread's next instrumented access or runtime call.
+// thread's next instrumented access or runtime call (per thread: in lockstep other
+// lanes run between a lane's hook and its store).
 struct PendingWaw { bool armed, global; uintptr_t word; unsigned before; unsigned long long pc, pc2; int other; unsigned block; };
-PendingWaw g_waw;
+PendingWaw g_waw_of[1024];
 
 void check_pending_waw() {
+    PendingWaw& g_waw = g_waw_of[g_cur->linear];
     if (!g_waw.armed) return;
     g_waw.armed = false;
     unsigned now;
@@ -116,9 +131,9 @@ void record_watch(bool write, unsigned long long pc) {
     std::memcpy(h.last, where, sizeof where);
 }
 
-inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) {
-    if (!g_cur || g_in_atomic) return;
+inline void race_access(uintptr_t a, size_t n, bool write, unsigned long long pc) {
     if (a < g_watch.hi && a + n > g_watch.lo) record_watch(write, pc);
+    PendingWaw& g_waw = g_waw_of[g_cur->linear];
     if (g_waw.armed) check_pending_waw();
     for (uintptr_t w = a & ~uintptr_t(3); w < a + n; w += 4) {
         bool global;
@@ -152,13 +167,90 @@ inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) 
     }
 }
 
-}  // namespace
-}  // namespace emu
+inline void on_access(uintptr_t a, size_t n, bool write, unsigned long long pc) {
+    Thread* t = g_cur;
+    if (!t || g_in_atomic) return;
+    if (a - t->stack_lo < (uintptr_t)EMU_STACK_BYTES) return;   // local memory: its own stack
+    if (g_flags & (EMU_FLAG_STEP_SHARED | EMU_FLAG_STEP_GLOBAL)) {
+        // user memory only: shared variables and the launch's arrays (not the runtime's own state, such as
+        // what threadIdx reads, nor kernel parameters)
+        if (is_shared_address(a))
+            step(pc, a, (unsigned)n, write ? 4 : 3);     // resumes when its turn comes
+        else if ((g_flags & EMU_FLAG_STEP_GLOBAL) && is_global_address(a))
+            step(pc, a, (unsigned)n, write ? 2 : 1);
+    }
+    if (g_race_on) race_access(a, n, write, pc);
+}
 
-namespace emu {
+// Shared memory wavefronts of one request: 32 banks of 4 bytes; accesses wider than 4 bytes go in phases of
+// 128 bytes (16 lanes for 8 bytes, 8 for 16); per phase, the most distinct words asked of one bank.
+void shared_request(const ThreadAux* base, unsigned group, bool store) {
+    unsigned size = 4;
+    for (unsigned m = group; m; m &= m - 1) size = std::max(size, base[__builtin_ctz(m)].step_size);
+    const int per_phase = size <= 4 ? 32 : size <= 8 ? 16 : 8;
+    unsigned long long waves = 0, ideal = 0;
+    for (int p0 = 0; p0 < 32; p0 += per_phase) {
+        uintptr_t words[32][64];
+        int nwords[32] = {0};
+        bool any = false;
+        for (int l = p0; l < p0 + per_phase; ++l) {
+            if (!((group >> l) & 1)) continue;
+            any = true;
+            const ThreadAux& o = base[l];
+            for (uintptr_t w = o.step_addr >> 2; w <= (o.step_addr + o.step_size - 1) >> 2; ++w) {
+                int b = (int)(w & 31);
+                bool seen = false;
+                for (int k = 0; k < nwords[b] && !seen; ++k) seen = words[b][k] == w;
+                if (!seen && nwords[b] < 64) words[b][nwords[b]++] = w;
+            }
+        }
+        if (!any) continue;
+        int most = 1;
+        for (int b = 0; b < 32; ++b) most = std::max(most, nwords[b]);
+        waves += most;
+        ideal += 1;
+    }
+    if (store) { g_ctr.sst_requests++; g_ctr.sst_wavefronts += waves; g_ctr.sst_ideal += ideal; }
+    else { g_ctr.sld_requests++; g_ctr.sld_wavefronts += waves; g_ctr.sld_ideal += ideal; }
+}
+
+void global_request(const ThreadAux* base, unsigned group, bool store) {
+    uintptr_t sectors[32 * 4];
+    int n = 0;
+    for (unsigned m = group; m; m &= m - 1) {
+        const ThreadAux& o = base[__builtin_ctz(m)];
+        const uintptr_t a = device_address(o.step_addr);
+        for (uintptr_t s = a >> 5; s <= (a + o.step_size - 1) >> 5; ++s) {
+            bool seen = false;
+            for (int k = 0; k < n && !seen; ++k) seen = sectors[k] == s;
+            if (!seen && n < (int)(sizeof sectors / sizeof sectors[0])) sectors[n++] = s;
+        }
+    }
+    if (store) { g_ctr.gst_requests++; g_ctr.gst_sectors += n; }
+    else { g_ctr.gld_requests++; g_ctr.gld_sectors += n; }
+}
+
+}  // namespace
+
 // called by the runtime whenever the running thread enters it (barrier, warp op, exit)
 void race_flush() { check_pending_waw(); }
+
+void counters_begin() { g_ctr = emu_counters(); }
+
+// The lanes `group` of a warp are released together at one memory access: one warp-level request.
+void counters_request(const ThreadAux* base, unsigned group) {
+    if (!(g_flags & EMU_FLAG_COUNTERS)) return;
+    switch (base[__builtin_ctz(group)].step_kind) {
+    case 1: global_request(base, group, false); break;
+    case 2: global_request(base, group, true); break;
+    case 3: shared_request(base, group, false); break;
+    case 4: shared_request(base, group, true); break;
+    }
 }
+}  // namespace emu
+
+extern "C" void emu_race_enable(int on) { emu::g_race_on = on != 0; }
+extern "C" void emu_counters_get(emu_counters* out) { *out = emu::g_ctr; }
 
 extern "C" void emu_race_set_regions(const unsigned long long* lo_hi, int n) {
     emu::g_regions.clear();
