@@ -224,9 +224,14 @@ def _negation_at(s: str, start: int, clause_start: int) -> int:
     return -1
 
 
-def _numbers(s: str):
+_ORDINAL = re.compile(r"第\s*$")
+_LISTED = re.compile(r"\d\s*[:/、]\s*$")      # "16 : 12 : 8 字节": the unit belongs to every number
+
+
+def _numbers(s: str, *, listed: bool = True):
     for m in _NUM.finditer(s):
-        if _OPERAND.search(s[max(0, m.start() - 6):m.start()]):
+        before = s[max(0, m.start() - 6):m.start()]
+        if _OPERAND.search(before) or _ORDINAL.search(before) or (not listed and _LISTED.search(before)):
             continue
         try:
             base = float(m.group(1).replace(",", ""))
@@ -245,7 +250,8 @@ def part_matches(part: Part, s: str) -> List[PartMatch]:
     # every number (with the unit) is a candidate, so a number-only part binds the *nearest* one after
     # its previous part: "三遍 16 字节，朴素 12 字节" does not make the three-pass count 12
     for n in part.numbers:
-        for a, b, v in _numbers(s):
+        # the last number of a list ("16 : 12 : 8 字节") is not what the part before it is said to be
+        for a, b, v in _numbers(s, listed=not n.other):
             if n.unit is not None:
                 um = n.unit.match(s, b + len(s[b:]) - len(s[b:].lstrip()))
                 if not um:
