@@ -126,6 +126,8 @@ def _is_list(sent: str) -> bool:
     items = _items(top, _COMMA)
     bare = [x for x in items if not _ITEM_VERB.search(x)]
     if len(_DUN.findall(top)) >= 2 and len(items) >= 3:
+        if any(units(x) >= 4 and _ITEM_VERB.search(x) for x in (items[0], items[-1])):
+            return False      # an enumeration inside prose: "代价是：要记 n、mean、m2 三个数"
         return sum(1 for x in bare if units(x) <= 8) >= 0.75 * len(items)
     if len(items) >= 4 and len(bare) == len(items) and all(units(x) <= 3 for x in items):
         return True
@@ -292,6 +294,8 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
             if key not in cache:
                 cache[key] = part_matches(p, s)
             ms.append(cache[key])
+        if assertion and pattern[0].regex is not None:
+            ms[0] = ms[0] + _anaphora(pattern[0], text, span, s)
         if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):
             first = _in_one_clause(pattern, ms, span, s)
         else:
@@ -305,6 +309,24 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
             return hit
         quoted_hit = quoted_hit or hit
     return quoted_hit
+
+
+_PRONOUN = re.compile(r"它们?|(?:^|(?<=[,;:]))\s*(?:it|this)\b")
+
+
+def _anaphora(part: Part, text: Text, span: Span, s: str) -> List[PartMatch]:
+    """"FlashAttention 快的原因是…。它是一种近似算法": a 它 / clause-initial "it" stands for the
+    first part of an asserted pattern when the answer named that part before it."""
+    out = []
+    bounds = clause_bounds(s)
+    starts = [a for a, _ in text.sentences if a <= span.start]
+    since = starts[-2] if len(starts) >= 2 else 0          # the previous sentence or this one
+    for m in _PRONOUN.finditer(s):
+        if part.regex.search(text.norm, since, span.start + m.start()):
+            cs = max(x for x in bounds if x <= m.start())
+            neg = _negation_at(s, m.start(), cs)
+            out.append(PartMatch(m.start(), m.end(), neg >= 0, False, neg))
+    return sorted(out, key=lambda x: x.start)
 
 
 def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,

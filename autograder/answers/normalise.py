@@ -5,7 +5,7 @@ written Cantonese function words as Mandarin (係 -> 是, 冇 -> 没有, 喺 -> 
 traditional -> simplified Chinese (OpenCC ``tw2sp``: characters *and* Taiwan phrases such as
 執行緒 -> 线程, 暫存器 -> 寄存器, 溢位 -> 溢出), full-width -> half-width (NFKC), one spelling for
 ε / ∞ / ≤ / × / → / √, LaTeX and markdown markup stripped, Chinese numerals before a measure
-word as digits (三遍 -> 3遍), English contractions expanded, lower case.  Rubric paraphrases go
+word as digits (三遍 -> 3遍), A-not-A questions as 是否 (会不会 -> 是否会), English contractions expanded, lower case.  Rubric paraphrases go
 through the same function, so both sides always meet in the same form.
 
 ``sentences`` / ``clauses`` split normalised text; ``tokens`` segments it with jieba and the
@@ -137,6 +137,8 @@ def normalise(text: str) -> str:
     t = _strip_latex(t)
     t = _CN_NUM.sub(lambda m: str(_cn_number(m.group(1))), t)
     t = re.sub(r"(\d+(?:\.\d+)?)\s*的\s*([-+]?\d+)\s*次方", r"\1^\2", t)     # 2 的 24 次方 -> 2^24
+    # an A-not-A question negates nothing: "它会不会是负数" asks, it does not say "不会是负数"
+    t = re.sub(r"(会|是|能|有|要|可|用|对)(?:不|没)\1", r"是否\1", t)
     for rx, rep in _CONTRACTION_RES:
         t = rx.sub(rep, t)
     # English comparisons as symbols, so "smaller than 1e-7" meets the same paraphrase as "< 1e-7"
