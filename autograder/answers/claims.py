@@ -32,6 +32,7 @@ _NEG = re.compile(
 _GAP_UNIT = re.compile(r"[\u4e00-\u9fff]|[a-z0-9_.]+")
 NEG_WINDOW = 3                           # words between a negation and what it negates
 _SCOPE_END = re.compile(r"时|后|则|就|才|那么|\bwhen\b|\bthen\b|\bif\b")   # "没有 eps 时 | 全零行…": scope ended
+FRAGMENT_UNITS = 10                      # a verbless note up to this many words is a scrap, not a claim
 MAX_GAP = 30                             # words between two consecutive parts of one pattern
 _COMPARED = re.compile(r"(?:比|相比|than|compared (?:to|with))\s*$")
 _BECAUSE = re.compile(r"因为|由于|是因为|原因是|源于|取决于|\bbecause\b|\bsince\b|\bdue to\b|\bas a result of\b|"
@@ -156,8 +157,9 @@ def _keyword_soup(s: str) -> bool:
 
 
 def _is_fragment(sent: str) -> bool:
-    """A verbless scrap ("negative variance", "- NaN"); one that states a number ("朴素 12 B") is a claim."""
-    return units(sent) <= 6 and not _PREDICATE.search(sent) and not _NUM.search(sent)
+    """A verbless scrap ("negative variance", "- NaN", "寄存器压力；occupancy 下降" as telegraphic notes);
+    one that states a number ("朴素 12 B") is a claim."""
+    return units(sent) <= FRAGMENT_UNITS and not _PREDICATE.search(sent) and not _NUM.search(sent)
 
 
 def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
