@@ -373,7 +373,7 @@ class Launch:
     grid: tuple
     block: tuple
     shared_mem: int
-    args: List[tuple]                 # ("array", name) | ("scalar", numpy scalar)
+    args: List[tuple]                 # ("array", name) | ("view", (name, offset, shape)) | ("scalar", value)
 
 
 @dataclass
@@ -391,6 +391,33 @@ class CasePlan:
     @property
     def sources(self) -> List[str]:
         return sorted({ln.source for ln in self.launches})
+
+
+def _arg(value, host: Dict[str, np.ndarray], expr: str) -> tuple:
+    """A launch argument of the plan: ``("scalar", value)``, or ``("view", (array, offset, shape))`` for an
+    expression such as ``x[ox:]`` that yields part of a case array. A view is kept as an offset into its array
+    (not a copy), so the kernel writes where the reference reads and two views of one array alias on every
+    backend and across the sandbox boundary."""
+    if not isinstance(value, np.ndarray):
+        return ("scalar", value)
+    for name, h in host.items():
+        if np.shares_memory(value, h):
+            if value.dtype != h.dtype or not value.flags.c_contiguous:
+                raise ExprError(f"argument {expr!r}: a view must keep its array's dtype and be contiguous")
+            off = (value.__array_interface__["data"][0] - h.__array_interface__["data"][0]) // h.itemsize
+            return ("view", (name, int(off), tuple(int(d) for d in value.shape)))
+    raise ExprError(f"argument {expr!r} is an array that is not part of a case array")
+
+
+def launch_arg(dev: Dict[str, Any], kind: str, value):
+    """The kernel argument for one plan argument (see ``_arg``); ``dev`` maps array names to device arrays."""
+    if kind == "array":
+        return dev[value]
+    if kind == "view":
+        name, off, shape = value
+        size = int(np.prod(shape)) if len(shape) else 1
+        return dev[name].reshape(-1)[int(off):int(off) + size].reshape(tuple(shape))
+    return value
 
 
 def plan_case(lesson: Dict[str, Any], case: Dict[str, Any], rng: np.random.Generator,
@@ -441,7 +468,7 @@ def plan_case(lesson: Dict[str, Any], case: Dict[str, Any], rng: np.random.Gener
     launches = []
     for ks in kspecs:
         ev.names = {**names_env, **host}
-        args = [("array", a) if isinstance(a, str) and a in host else ("scalar", ev(a)) for a in ks["args"]]
+        args = [("array", a) if isinstance(a, str) and a in host else _arg(ev(a), host, a) for a in ks["args"]]
         ev.names = names_env
         grid, block = _dims(ev(ks["grid"])), _dims(ev(ks["block"]))
         smem = int(ev(ks.get("shared_mem", 0)))
@@ -473,7 +500,7 @@ def launch_plan(plan: CasePlan, modules: Dict[str, Any], checks=("memcheck", "ra
     dev = {a: kernels.asarray(h) for a, h in plan.arrays.items()}
     for ln in plan.launches:
         fn = modules[ln.source].get_function(ln.function)
-        args = tuple(dev[v] if k == "array" else v for k, v in ln.args)
+        args = tuple(launch_arg(dev, k, v) for k, v in ln.args)
         with kernels.check(*checks):
             fn(ln.grid, ln.block, args, shared_mem=ln.shared_mem)
     if hasattr(kernels, "synchronize"):

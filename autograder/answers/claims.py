@@ -32,6 +32,7 @@ _NEG = re.compile(
 _GAP_UNIT = re.compile(r"[\u4e00-\u9fff]|[a-z0-9_.]+")
 NEG_WINDOW = 3                           # words between a negation and what it negates
 _SCOPE_END = re.compile(r"时|后|则|就|才|那么|\bwhen\b|\bthen\b|\bif\b")   # "没有 eps 时 | 全零行…": scope ended
+FRAGMENT_UNITS = 10                      # a verbless note up to this many words is a scrap, not a claim
 MAX_GAP = 30                             # words between two consecutive parts of one pattern
 _COMPARED = re.compile(r"(?:比|相比|than|compared (?:to|with))\s*$")
 _BECAUSE = re.compile(r"因为|由于|是因为|原因是|源于|取决于|\bbecause\b|\bsince\b|\bdue to\b|\bas a result of\b|"
@@ -126,6 +127,8 @@ def _is_list(sent: str) -> bool:
     items = _items(top, _COMMA)
     bare = [x for x in items if not _ITEM_VERB.search(x)]
     if len(_DUN.findall(top)) >= 2 and len(items) >= 3:
+        if any(units(x) >= 4 and _ITEM_VERB.search(x) for x in (items[0], items[-1])):
+            return False      # an enumeration inside prose: "代价是：要记 n、mean、m2 三个数"
         return sum(1 for x in bare if units(x) <= 8) >= 0.75 * len(items)
     if len(items) >= 4 and len(bare) == len(items) and all(units(x) <= 3 for x in items):
         return True
@@ -154,8 +157,9 @@ def _keyword_soup(s: str) -> bool:
 
 
 def _is_fragment(sent: str) -> bool:
-    """A verbless scrap ("negative variance", "- NaN"); one that states a number ("朴素 12 B") is a claim."""
-    return units(sent) <= 6 and not _PREDICATE.search(sent) and not _NUM.search(sent)
+    """A verbless scrap ("negative variance", "- NaN", "寄存器压力；occupancy 下降" as telegraphic notes);
+    one that states a number ("朴素 12 B") is a claim."""
+    return units(sent) <= FRAGMENT_UNITS and not _PREDICATE.search(sent) and not _NUM.search(sent)
 
 
 def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
@@ -224,9 +228,14 @@ def _negation_at(s: str, start: int, clause_start: int) -> int:
     return -1
 
 
-def _numbers(s: str):
+_ORDINAL = re.compile(r"第\s*$")
+_LISTED = re.compile(r"\d\s*[:/、]\s*$")      # "16 : 12 : 8 字节": the unit belongs to every number
+
+
+def _numbers(s: str, *, listed: bool = True):
     for m in _NUM.finditer(s):
-        if _OPERAND.search(s[max(0, m.start() - 6):m.start()]):
+        before = s[max(0, m.start() - 6):m.start()]
+        if _OPERAND.search(before) or _ORDINAL.search(before) or (not listed and _LISTED.search(before)):
             continue
         try:
             base = float(m.group(1).replace(",", ""))
@@ -245,7 +254,8 @@ def part_matches(part: Part, s: str) -> List[PartMatch]:
     # every number (with the unit) is a candidate, so a number-only part binds the *nearest* one after
     # its previous part: "三遍 16 字节，朴素 12 字节" does not make the three-pass count 12
     for n in part.numbers:
-        for a, b, v in _numbers(s):
+        # the last number of a list ("16 : 12 : 8 字节") is not what the part before it is said to be
+        for a, b, v in _numbers(s, listed=not n.other):
             if n.unit is not None:
                 um = n.unit.match(s, b + len(s[b:]) - len(s[b:].lstrip()))
                 if not um:
@@ -286,6 +296,8 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
             if key not in cache:
                 cache[key] = part_matches(p, s)
             ms.append(cache[key])
+        if assertion and pattern[0].regex is not None:
+            ms[0] = ms[0] + _anaphora(pattern[0], text, span, s)
         if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):
             first = _in_one_clause(pattern, ms, span, s)
         else:
@@ -299,6 +311,24 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
             return hit
         quoted_hit = quoted_hit or hit
     return quoted_hit
+
+
+_PRONOUN = re.compile(r"它们?|(?:^|(?<=[,;:]))\s*(?:it|this)\b")
+
+
+def _anaphora(part: Part, text: Text, span: Span, s: str) -> List[PartMatch]:
+    """"FlashAttention 快的原因是…。它是一种近似算法": a 它 / clause-initial "it" stands for the
+    first part of an asserted pattern when the answer named that part before it."""
+    out = []
+    bounds = clause_bounds(s)
+    starts = [a for a, _ in text.sentences if a <= span.start]
+    since = starts[-2] if len(starts) >= 2 else 0          # the previous sentence or this one
+    for m in _PRONOUN.finditer(s):
+        if part.regex.search(text.norm, since, span.start + m.start()):
+            cs = max(x for x in bounds if x <= m.start())
+            neg = _negation_at(s, m.start(), cs)
+            out.append(PartMatch(m.start(), m.end(), neg >= 0, False, neg))
+    return sorted(out, key=lambda x: x.start)
 
 
 def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,

@@ -1,10 +1,11 @@
 """Text normalisation shared by claim matching, the GPU-claim veto and the term counts.
 
 One function, ``normalise``, turns an answer as students write it into one canonical form:
+written Cantonese function words as Mandarin (係 -> 是, 冇 -> 没有, 喺 -> 在),
 traditional -> simplified Chinese (OpenCC ``tw2sp``: characters *and* Taiwan phrases such as
 執行緒 -> 线程, 暫存器 -> 寄存器, 溢位 -> 溢出), full-width -> half-width (NFKC), one spelling for
 ε / ∞ / ≤ / × / → / √, LaTeX and markdown markup stripped, Chinese numerals before a measure
-word as digits (三遍 -> 3遍), English contractions expanded, lower case.  Rubric paraphrases go
+word as digits (三遍 -> 3遍), A-not-A questions as 是否 (会不会 -> 是否会), English contractions expanded, lower case.  Rubric paraphrases go
 through the same function, so both sides always meet in the same form.
 
 ``sentences`` / ``clauses`` split normalised text; ``tokens`` segments it with jieba and the
@@ -49,6 +50,14 @@ _VARIANTS = {"规约": "归约", "共用内存": "共享内存", "共享存储�
              "暂存器": "寄存器", "执行绪": "线程", "溢位": "溢出", "快取": "缓存", "位元组": "字节", "存取": "访问",
              "频宽": "带宽", "效能": "性能"}
 _VARIANT_RE = re.compile("|".join(map(re.escape, sorted(_VARIANTS, key=len, reverse=True))))
+
+# Written Cantonese (Hong Kong students write it with traditional characters): its function words
+# as Mandarin, before OpenCC (which would turn 係 into 系 and 嗰 into a rare character).  Only
+# characters Mandarin does not use this way; 關係 / 係數 keep their 係.
+_CANTONESE = [(r"(?<![關关聯联])係(?!數|数)", "是"), (r"冇", "没有"), (r"喺", "在"), (r"嘅", "的"), (r"咗", "了"),
+              (r"嗰", "那"), (r"佢", "它"), (r"啲", "些"), (r"唔", "不"), (r"咁", "这样"), (r"仲(?!裁)", "还"),
+              (r"入面", "里面"), (r"出面", "外面"), (r"慳", "省"), (r"擺", "放"), (r"攞", "拿"), (r"睇", "看")]
+_CANTONESE_RES = [(re.compile(p), r) for p, r in _CANTONESE]
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
               "八": 8, "九": 9}
@@ -118,6 +127,8 @@ def normalise(text: str) -> str:
     """Canonical form of an answer or a rubric paraphrase (see the module docstring)."""
     t = _SUP_RUN.sub(lambda m: "^" + m.group(0).translate(_SUPERSCRIPT), text or "")
     t = unicodedata.normalize("NFKC", t)
+    for rx, rep in _CANTONESE_RES:
+        t = rx.sub(rep, t)
     t = _opencc().convert(t)
     t = _VARIANT_RE.sub(lambda m: _VARIANTS[m.group(0)], t)
     t = _strip_markdown(t)
@@ -126,6 +137,8 @@ def normalise(text: str) -> str:
     t = _strip_latex(t)
     t = _CN_NUM.sub(lambda m: str(_cn_number(m.group(1))), t)
     t = re.sub(r"(\d+(?:\.\d+)?)\s*的\s*([-+]?\d+)\s*次方", r"\1^\2", t)     # 2 的 24 次方 -> 2^24
+    # an A-not-A question negates nothing: "它会不会是负数" asks, it does not say "不会是负数"
+    t = re.sub(r"(会|是|能|有|要|可|用|对)(?:不|没)\1", r"是否\1", t)
     for rx, rep in _CONTRACTION_RES:
         t = rx.sub(rep, t)
     # English comparisons as symbols, so "smaller than 1e-7" meets the same paraphrase as "< 1e-7"

@@ -127,6 +127,8 @@ def _paraphrase_regex(syn: str, where: str) -> str:
             body = r"(?<![a-z0-9_])" + body        # ASCII paraphrases start a word ("coalesc" hits "coalesced")
             if len(norm) <= 4 and re.search(r"[a-z0-9_]$", norm):
                 body += r"(?![a-z0-9_]|\.\d)"     # short ones are whole words: "nan" misses "nano"
+        if re.match(r"\d", norm):
+            body = r"(?<!第)(?<![0-9.])" + body    # "2 ?遍" is a count, not the ordinal in "第2遍"
         if re.search(r"\d$", norm):
             body += r"(?![0-9]|\.\d)"              # "= 0" is not "= 0.5" or "= 01"
         elif re.search(r"[a-z]$", norm) and not re.match(r"[a-z0-9_]", norm):

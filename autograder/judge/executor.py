@@ -166,6 +166,8 @@ class SandboxExecutor:
                     for ai, (k, v) in enumerate(ln.args):
                         if k == "array":
                             args.append(["array", v])
+                        elif k == "view":
+                            args.append(["view", [v[0], v[1], list(v[2])]])
                         else:
                             key = f"s:{li}.{ai}"
                             arrays[key], tags[key] = pack(np.asarray(v))

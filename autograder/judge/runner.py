@@ -82,7 +82,7 @@ def main(job_dir: str) -> int:
     import kernels
     from kernels import errors as kerr
 
-    from autograder import messages
+    from autograder import cases, messages
 
     job_dir = Path(job_dir)
     out_dir = job_dir / "out"
@@ -121,7 +121,7 @@ def main(job_dir: str) -> int:
                 fn = modules[ln["source"]].get_function(ln["function"])
                 args = []
                 for ai, (k, v) in enumerate(ln["args"]):
-                    args.append(dev[v] if k == "array" else host[f"s:{li}.{ai}"][()])
+                    args.append(host[f"s:{li}.{ai}"][()] if k == "scalar" else cases.launch_arg(dev, k, v))
                 with kernels.check(*checks):
                     fn(tuple(ln["grid"]), tuple(ln["block"]), tuple(args), shared_mem=int(ln["shared_mem"]))
             if hasattr(kernels, "synchronize"):

@@ -82,6 +82,10 @@ lessons:
           claims:
             - {id: input, label: "输入", says: [[input]]}
             - {id: negative_clamp, label: "负方差需要截断", says: [[negative, clamp], [clamp, negative]]}
+          misconceptions:
+            - id: clamp_for_speed
+              says: [[[fmaxf, 截断, clamp], [更快, 加速, faster]]]
+              why: fmaxf 是为了防止负方差，不是为了加速
           points: {full: 2}
           nudge: "说明负方差为什么需要截断"
 """

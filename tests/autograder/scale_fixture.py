@@ -47,12 +47,14 @@ lessons:
         points: 2
         kind: rubric
         rubric:
-          concepts:
-            bound: {label: "越界检查", any: ["越界", "i < n", "边界", "bounds"]}
-            tail: {label: "最后一个 block", any: ["最后一个 block", "多出来的线程", "尾部", "tail"]}
-          full: {concepts: 2, chains: 1}
-          partial: {concepts: 1}
-          chains: [[tail, bound]]
+          parts:
+            bound: ["越界", "i < n", "边界", "bounds"]
+            tail: ["最后一个 block", "多出来的线程", "尾部", "tail"]
+            need: ["需要", "必须", "要", "need", "must"]
+          claims:
+            - {id: tail, label: "最后一个 block 有多出来的线程", says: [[tail]]}
+            - {id: guard, label: "多出来的线程需要越界检查", says: [[tail, bound], [need, bound]]}
+          points: {full: 2, partial: 1, term_list: 2}
           nudge: "说明为什么需要 i < n"
     vetoes:
       template_edits: [scale_src]

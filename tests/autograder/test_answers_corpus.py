@@ -1,5 +1,5 @@
 """The calibration corpus (calibration/README.md): the scorer against human scores, with issue 17's
-thresholds.  The held-out half is only ever scored here and for the figures in docs/grading.md."""
+thresholds.  The held-out halves are only ever scored here and for the figures in docs/grading.md."""
 from __future__ import annotations
 
 import functools
@@ -11,16 +11,24 @@ from autograder import config
 from autograder.answers.cli import evaluate, load_rows
 
 CORPUS = config.REPO_ROOT / "calibration"
-HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_heldout.jsonl"}
+# tune: author A (lessons 04-08, the rules were tuned on it); heldout: author B (lessons 04-08);
+# heldout_new: author D (lessons 01-03, 09-12).  Neither held-out half is tuned on.
+HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_heldout.jsonl",
+          "heldout_new": CORPUS / "heldout_new.jsonl"}
+
+# Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
+# failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
+BELOW = {
+    "agreement": {"heldout", "heldout_new"},        # exact agreement below 85 %
+    "stuffed": {"heldout"},                         # one keyword-stuffed answer above 1 point
+    "false_veto": {"heldout"},                      # false vetoes
+    "flips": {"heldout", "heldout_new"},            # more than one pass/fail flip
+}
 
 
-# The held-out half does not reach issue 17's thresholds yet (figures: docs/grading.md). The rules are
-# never tuned on it, so these stay expected failures -- strict: the day they pass, drop the marker.
-BELOW = pytest.mark.xfail(strict=True, reason="held-out half below issue 17's thresholds (docs/grading.md)")
-
-
-def halves(gated=True):
-    return [pytest.param(h, marks=BELOW) if gated and h == "heldout" else h for h in HALVES]
+def halves(check: str):
+    mark = pytest.mark.xfail(strict=True, reason=f"held-out half below issue 17's bar ({check}; docs/grading.md)")
+    return [pytest.param(h, marks=mark) if h in BELOW[check] else h for h in HALVES]
 
 
 @functools.lru_cache(maxsize=None)
@@ -37,25 +45,25 @@ def test_corpus_covers_every_written_item(half):
     assert len({r["category"] for r in rows}) >= 12 and len(rows) >= 150
 
 
-@pytest.mark.parametrize("half", halves())
+@pytest.mark.parametrize("half", halves("agreement"))
 def test_agreement_with_human_scores(half):
     fig = figures(half)
     assert fig["exact"] >= 0.85, fig["exact"]
     assert fig["within_one"] >= 0.95
 
 
-@pytest.mark.parametrize("half", halves())
+@pytest.mark.parametrize("half", halves("stuffed"))
 def test_no_keyword_stuffed_answer_above_one_point(half):
     fig = figures(half)
     assert fig["stuffed"] >= 10 and fig["stuffed_above_1"] == 0
 
 
-@pytest.mark.parametrize("half", halves())
+@pytest.mark.parametrize("half", halves("false_veto"))
 def test_no_false_veto(half):
     assert figures(half)["false_vetoes"] == 0, figures(half)["false_vetoes"]
 
 
-@pytest.mark.parametrize("half", halves())
+@pytest.mark.parametrize("half", halves("flips"))
 def test_at_most_one_whole_submission_flips(half):
     fig = figures(half)
     assert fig["submissions"] >= 15 and len(fig["pass_fail_flips"]) <= 1, len(fig["pass_fail_flips"])

@@ -21,7 +21,8 @@ GOOD = "先读取输入，因为方差可能为负，所以用 fmaxf 截断。"
 TERMS = "输入 负 截断"
 HANG_NO_INTERRUPT = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
 CRASH = "import os\nos._exit(3)"
-XSS = "<script>alert('x')</script>先读取输入，因为方差可能为负，所以用 fmaxf 截断。"
+# also claims a GPU run the grading never made: a veto, so the item waits for a person
+XSS = "<script>alert('x')</script>先读取输入，因为方差可能为负，所以用 fmaxf 截断。我在 H100 上实测快了 2 倍。"
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,8 @@ def test_lesson_csv(batch_env):
     assert a["hints_used"] == "q1:L2" and a["seed"] == "7" and a["lesson"] == "99_fixture"
     assert a["backend"] == "cpu" and a["grader_version"] and a["rubric_hash"]
     assert (b["add"], b["q1"], b["total"], b["passed"]) == ("0", "1", "1", "no")  # wrong code, term-only answer
-    assert b["needs_review"] == "q1"                        # a partial written score goes to a person
+    assert b["needs_review"] == ""                          # a term list is confidently worth 1, no more
+    assert rows["xss"]["needs_review"] == "q1" and rows["xss"]["vetoes"] == "gpu_claim"   # a veto goes to a person
     assert rows["empty"]["status"] == "invalid" and "文件是空的" in rows["empty"]["reason"]
 
 
@@ -108,8 +110,11 @@ def test_verdict_is_in_nbgrader_gradebook(batch_env):
     with Gradebook(f"sqlite:///{batch_env['result'].course_dir / 'gradebook.db'}") as gb:
         g = gb.find_grade("q1", "99_fixture", "99_fixture", "bob")
         c = gb.find_comment("q1", "99_fixture", "99_fixture", "bob")
-        assert g.auto_score == 1 and g.manual_score is None and g.needs_manual_grade
-        assert "建议分" in c.auto_comment
+        assert g.auto_score == 1 and g.manual_score is None and not g.needs_manual_grade
+        gx = gb.find_grade("q1", "99_fixture", "99_fixture", "xss")
+        cx = gb.find_comment("q1", "99_fixture", "99_fixture", "xss")
+        assert gx.manual_score is None and gx.needs_manual_grade   # routed: the suggestion stays the auto score
+        assert "建议分" in cx.auto_comment
         assert gb.find_grade("test_add", "99_fixture", "99_fixture", "alice").score == 2
         ga = gb.find_grade("q1", "99_fixture", "99_fixture", "alice")
         assert ga.auto_score == 2 and not ga.needs_manual_grade     # a confident score is not left for a person

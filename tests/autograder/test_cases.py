@@ -283,3 +283,20 @@ def test_explain_every_kernel_error_kind_in_chinese_with_line():
     assert "断言失败" in messages.explain(AssertionError("x"))
     ce = kerr.CompileError("failed", log="a.cu(5): error: identifier \"foo\" is undefined")
     assert "编译失败" in messages.explain(ce) and "foo" in messages.explain(ce)
+
+
+def test_view_arguments_stay_views_of_their_array_through_the_plan():
+    """``args: ["y[oy:]", "x[ox:]"]``: the plan keeps an offset into the case array (not a copy), so what the
+    kernel writes through the view lands in the array the reference is compared with, also in the sandbox."""
+    host = {"x": np.arange(10, dtype=np.float32), "y": np.zeros(10, np.float32)}
+    kind, value = cases._arg(host["y"][3:], host, "y[oy:]")
+    assert (kind, value) == ("view", ("y", 3, (7,)))
+    dev = {k: v.copy() for k, v in host.items()}
+    view = cases.launch_arg(dev, kind, value)
+    view[:] = 1.0
+    assert dev["y"][:3].tolist() == [0, 0, 0] and dev["y"][3:].tolist() == [1] * 7
+    assert cases._arg(np.float32(2.5), host, "eps") == ("scalar", np.float32(2.5))
+    with pytest.raises(cases.ExprError):
+        cases._arg(np.zeros(3, np.float32), host, "zeros(3)")
+    with pytest.raises(cases.ExprError):
+        cases._arg(host["x"][::2], host, "x[::2]")

@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "out"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 GOOD = "先读取输入，因为方差可能为负，所以用 fmaxf 截断。"
-TERMS = "输入 负 截断"
+# right, and a misconception quoted to reject it: the judge scores it 2 and routes it to a person
+QUOTED = "先读取输入，因为方差可能为负，所以用 fmaxf 截断。常有人说 fmaxf 是为了更快，其实不是。"
 
 
 def _port() -> int:
@@ -52,7 +53,7 @@ def course(tmp_path_factory):
     subs.mkdir()
     lesson = root / "lessons" / "99_fixture.ipynb"
     F.student_variant(lesson, subs / "alice.ipynb", add_body="return a + b", answer=GOOD)
-    F.student_variant(lesson, subs / "bob.ipynb", add_body="return a + b", answer=TERMS)
+    F.student_variant(lesson, subs / "bob.ipynb", add_body="return a + b", answer=QUOTED)
     layout = CourseLayout.resolve(root)
     settings = GradingSettings.resolve({"time_limit_s": 20}, flags={"sandbox": "require"})
     result = batch.grade_batch(subs, "99_fixture", tmp / "out", workers=2, seed=3, settings=settings, layout=layout,
@@ -125,20 +126,20 @@ def test_review_queue_suggested_score_and_an_override_that_survives_a_regrade(co
     bob.locator("a").first.click()
     score = page.locator("input.score#q1")
     expect(score).to_be_visible(timeout=60_000)
-    expect(score).to_have_attribute("placeholder", "1")     # the judge's suggestion is the auto score
+    expect(score).to_have_attribute("placeholder", "2")     # the judge's suggestion is the auto score
     expect(score).to_have_value("")
     expect(score).to_have_class(__import__("re").compile("needs_manual_grade"))
     _shot(page, "formgrader_suggested_score.png")
-    score.fill("2")
+    score.fill("1")
     score.press("Tab")
     deadline = time.time() + 30
     while time.time() < deadline:
         with Gradebook(db) as gb:
-            if gb.find_grade("q1", "99_fixture", "99_fixture", "bob").manual_score == 2:
+            if gb.find_grade("q1", "99_fixture", "99_fixture", "bob").manual_score == 1:
                 break
         time.sleep(0.3)
     with Gradebook(db) as gb:
-        assert gb.find_grade("q1", "99_fixture", "99_fixture", "bob").manual_score == 2
+        assert gb.find_grade("q1", "99_fixture", "99_fixture", "bob").manual_score == 1
 
     from autograder import batch
     out = course["tmp"] / "again"
@@ -146,11 +147,11 @@ def test_review_queue_suggested_score_and_an_override_that_survives_a_regrade(co
                        "--no-feedback", "--no-progress", "--course-root", str(course["root"])]) == 0
     with open(out / "grades-99_fixture.csv", encoding="utf-8") as fh:
         rows = {r["student"]: r for r in csv.DictReader(fh)}
-    assert rows["bob"]["q1"] == "2" and rows["bob"]["total"] == "4" and rows["bob"]["passed"] == "yes"
+    assert rows["bob"]["q1"] == "1" and rows["bob"]["total"] == "3" and rows["bob"]["passed"] == "yes"
     with Gradebook(db) as gb:
         g = gb.find_grade("q1", "99_fixture", "99_fixture", "bob")
-        assert g.manual_score == 2 and g.auto_score == 1
+        assert g.manual_score == 1 and g.auto_score == 2
     page.reload()
-    expect(page.locator("input.score#q1")).to_have_value("2", timeout=60_000)
+    expect(page.locator("input.score#q1")).to_have_value("1", timeout=60_000)
     _shot(page, "formgrader_override_kept.png")
     page.close()
