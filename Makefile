@@ -30,8 +30,10 @@ browser:
 sandbox:
 	bash scripts/install_sandbox.sh
 
+# two workers (the CI machine has two cores); a module's slow tests stay together (tests/conftest.py)
+TEST_WORKERS ?= 2
 test: setup browser sandbox
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 clean:
 	rm -rf $(VENV) .pytest_cache out

@@ -19,6 +19,11 @@ def _gpu_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    # under pytest-xdist (`make test` runs two workers, `--dist loadgroup`): the tests of a module marked slow
+    # share expensive module fixtures (a graded course, a JupyterLab server), so they stay on one worker
+    for item in items:
+        if "slow" in item.keywords and "xdist_group" not in item.keywords:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if _gpu_available():
         return
     skip = pytest.mark.skip(reason="no CUDA GPU visible to cupy")
