@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -19,29 +15,23 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import nbgrader_fixtures as F  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import jupyter_lab  # noqa: E402
+
 from autograder import sandbox  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not sandbox.available(), reason=f"no sandbox: {sandbox.unavailable_reason()}")]
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "out"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 GOOD = "先读取输入，因为方差可能为负，所以用 fmaxf 截断。"
 # right, and a misconception quoted to reject it: the judge scores it 2 and routes it to a person
 QUOTED = "先读取输入，因为方差可能为负，所以用 fmaxf 截断。常有人说 fmaxf 是为了更快，其实不是。"
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    if CHROMIUM is None:
-        pytest.skip("Debian chromium is not installed (make test installs it when run as root)")
-    pytest.importorskip("playwright.sync_api")
+    jupyter_lab.need_browser()
     tmp = tmp_path_factory.mktemp("fg")
     root, rubric = F.write_fixture_lesson(tmp)
     mp = pytest.MonkeyPatch()
@@ -64,43 +54,11 @@ def course(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def formgrader(course):
-    port = _port()
     cfgdir = course["tmp"] / "jupyter-config"
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(cfgdir), AUTOGRADER_RUBRIC=str(course["rubric"]))
-    log = open(course["tmp"] / "lab.log", "w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", f"--port={port}", "--ip=127.0.0.1",
-         "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={course['course']}",
-         "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        cwd=course["course"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 180
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/formgrader", timeout=3)
-                break
-            except Exception:
-                if time.time() > deadline or server.poll() is not None:
-                    log.flush()
-                    pytest.fail("formgrader did not start:\n" + (course["tmp"] / "lab.log").read_text()[-3000:])
-                time.sleep(0.5)
-        from playwright.sync_api import sync_playwright
-        with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                  args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-            try:
-                yield base, b
-            finally:
-                b.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+    with jupyter_lab.lab_server(course["course"], env, course["tmp"] / "lab.log", ready="/formgrader") as base:
+        with jupyter_lab.chromium() as b:
+            yield base, b
 
 
 def _shot(page, name):

@@ -7,81 +7,37 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "out"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, str(ROOT / "tests"))
+import jupyter_lab  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory):
-    if CHROMIUM is None:
-        pytest.skip("Debian chromium is not installed (make test installs it when run as root)")
-    pytest.importorskip("playwright.sync_api")
+    jupyter_lab.need_browser()
     root = tmp_path_factory.mktemp("lab")
     # Render every cell (JupyterLab 4 virtualises long notebooks: off-screen cells are not laid out).
     settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    port = _free_port()
     env = dict(os.environ, KERNELS_BACKEND="cpu", JUPYTER_CONFIG_DIR=str(root / ".jupyter"),
                JUPYTERLAB_SETTINGS_DIR=str(root / ".lab-settings"),
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    log_path = root / "jupyterlab.log"
-    log = open(log_path, "w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", f"--port={port}",
-         "--ip=127.0.0.1", "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}",
-         "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--LabApp.expose_app_in_browser=True",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status", timeout=2)
-                break
-            except Exception:
-                if time.time() > deadline or server.poll() is not None:
-                    log.flush()
-                    pytest.fail("JupyterLab did not start:\n" + log_path.read_text()[-3000:])
-                time.sleep(0.5)
+    with jupyter_lab.lab_server(root, env, root / "jupyterlab.log", timeout_s=120,
+                                extra_args=["--LabApp.expose_app_in_browser=True"]) as base:
         yield base, root
-    finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="session")
 def browser(lab_server):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-            "--disable-background-networking", "--disable-component-update"])
-        try:
-            yield b
-        finally:
-            b.close()
+    with jupyter_lab.chromium() as b:
+        yield b
 
 
 class Lab:
