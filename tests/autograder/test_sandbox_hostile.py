@@ -9,7 +9,7 @@ import re
 import nbformat
 import pytest
 
-from autograder import batch, check
+from autograder import batch, check, sandbox
 
 ROOT = check.lesson_root()
 LESSON = "05_layernorm"
@@ -57,3 +57,24 @@ def test_a_linked_submission_is_listed_invalid_with_a_reason_and_never_opened(tm
     assert text is None and "符号链接" in problem and CJK.search(problem)
     text, problem, _ = batch.preflight(subs["honest"], LESSON, template)
     assert text is not None and problem == ""
+
+
+# ----------------------------------------------------------------------------- a grader installed under /tmp
+
+@pytest.mark.skipif(not sandbox.available(), reason=f"no sandbox here: {sandbox.unavailable_reason()}")
+def test_python_roots_under_tmp_are_visible_on_top_of_the_private_tmp(tmp_path, monkeypatch):
+    """A grader checkout (its .venv, autograder/, kernels/) under /tmp: the sandbox's private /tmp must not
+    hide it, or every submission's code fails to start and scores 0; and the sandbox still cannot write it."""
+    from autograder.sandbox import core
+    root = tmp_path / "grader" / ".venv"
+    root.mkdir(parents=True)
+    (root / "marker.txt").write_text("grader")
+    orig = core.python_roots
+    monkeypatch.setattr(core, "python_roots", lambda: orig() + [str(root)])
+    work = core.prepare_workdir(tmp_path / "sbx")
+    code = (f"import os; print(open({str(root / 'marker.txt')!r}).read());"
+            f"print(os.access({str(root)!r}, os.W_OK), os.access('/tmp', os.W_OK), oct(os.stat('/tmp').st_mode))")
+    out = sandbox.run([core.sys.executable, "-c", code], work, limits=core.Limits(wall_s=60), mode="require")
+    assert out.rc == 0 and out.sandboxed, out.stderr
+    lines = out.stdout.split()
+    assert lines[0] == "grader" and lines[1] == "False" and lines[2] == "True" and lines[3].endswith("1777")
