@@ -78,3 +78,30 @@ def test_python_roots_under_tmp_are_visible_on_top_of_the_private_tmp(tmp_path, 
     assert out.rc == 0 and out.sandboxed, out.stderr
     lines = out.stdout.split()
     assert lines[0] == "grader" and lines[1] == "False" and lines[2] == "True" and lines[3].endswith("1777")
+
+
+# ----------------------------------------------------------------------------- an editor-saved old release
+
+def test_answers_found_in_an_editor_saved_notebook_whose_question_text_changed_since():
+    """VS Code drops nbgrader metadata and renews cell ids; if the learner's copy is from an earlier release
+    whose question wording has since changed, the answers are still found (by the locked check cell after
+    them), not reported as deleted and scored 0."""
+    import uuid
+
+    from autograder import notebook as nbio
+    template = check.template_notebook(check.config.lesson(LESSON))
+    nb = _released()
+    answers = {}
+    for i, c in enumerate(nb.cells):
+        c["id"] = uuid.uuid4().hex[:8]
+        gid = nbio.grade_id(c)
+        if gid in ("explain_code", "q1", "q2", "q3"):
+            answers[gid] = c.source = f"我的回答 {gid}：因为……所以……"
+            prev = nb.cells[i - 1]
+            prev.source = prev.source.split("\n\n>")[0] + "\n\n（旧版题目措辞）"
+        c.metadata.pop("nbgrader", None)
+    assert set(answers) == {"explain_code", "q1", "q2", "q3"}
+    nbio.restore_grade_ids(nb, template)
+    got = nbio.cells_by_grade_id(nb)
+    for gid, text in answers.items():
+        assert gid in got and got[gid].source == text, gid
