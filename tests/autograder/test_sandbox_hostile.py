@@ -105,3 +105,36 @@ def test_answers_found_in_an_editor_saved_notebook_whose_question_text_changed_s
     got = nbio.cells_by_grade_id(nb)
     for gid, text in answers.items():
         assert gid in got and got[gid].source == text, gid
+
+
+# ----------------------------------------------------------------------------- answers hidden in math
+
+def _solution_answer(gid):
+    from autograder import notebook as nbio
+    sol = nbio.filled(nbformat.read(str(ROOT / "solutions" / f"{LESSON}.ipynb"), as_version=4))
+    return nbio.cells_by_grade_id(sol)[gid].source
+
+
+@pytest.mark.parametrize("wrap", [
+    r"不知道。 $\phantom{\text{%s}}$",
+    r"不知道。 $$\vphantom{\text{%s}}$$",
+    r"不知道。 $\color{white}{\text{%s}}$",
+    r"不知道。 \(\textcolor{#FFFFFF}{\text{%s}}\)",
+    r"不知道。 $\style{display:none}{\text{%s}}$",
+    r"不知道。 $\bbox[color:transparent]{\text{%s}}$",
+])
+def test_an_answer_hidden_inside_math_earns_nothing(wrap):
+    """MathJax shows nothing of \\phantom{...}, white or transparent text, or a body styled invisible: an
+    answer hidden there is not what a reader sees and scores 0 (the same answer in the open scores)."""
+    from autograder.judge import check_item
+    answer = _solution_answer("q3").replace("$", "").replace("}", ")").replace("{", "(")
+    shown = check_item(LESSON, "q3", text=answer, seed=1)
+    assert shown.points == shown.max_points > 0
+    hidden = check_item(LESSON, "q3", text=wrap % answer, seed=1)
+    assert hidden.points == 0, hidden.message
+
+
+def test_visible_math_keeps_its_text():
+    from autograder.judge.answers import visible_text
+    text = visible_text(r"方差 $\color{red}{\sigma^2 = E[x^2] - \mu^2}$ 可能为负，$\textcolor{blue}{var + eps}$ 也会。")
+    assert r"\sigma^2 = E[x^2] - \mu^2" in text and "var + eps" in text
