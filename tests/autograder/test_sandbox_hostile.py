@@ -107,6 +107,31 @@ def test_answers_found_in_an_editor_saved_notebook_whose_question_text_changed_s
         assert gid in got and got[gid].source == text, gid
 
 
+# ----------------------------------------------------------------------------- shared emulator builds
+
+@pytest.mark.skipif(not sandbox.available(), reason=f"no sandbox here: {sandbox.unavailable_reason()}")
+def test_a_shared_build_never_picks_up_objects_planted_in_the_submissions_own_directory(tmp_path, monkeypatch):
+    """The build other submissions link is made in a directory no sandbox of this submission could write:
+    objects its earlier run left in its own build cache (named like the emulator's builds) never enter the
+    shared store."""
+    import uuid
+
+    from autograder.judge import executor
+    from autograder.settings import GradingSettings
+    monkeypatch.setenv("KERNELS_CACHE_DIR", str(tmp_path / "kcache"))
+    ex = executor.SandboxExecutor(GradingSettings(sandbox="require"), tmp_path / "work")
+    planted = tmp_path / "work" / "buildcache" / "cpu"
+    planted.mkdir(parents=True)
+    for name in ("mod-planted.so", "race-planted.so", "memcheck-planted"):
+        (planted / name).write_text("HOSTILE planted object")
+    code = f'// {uuid.uuid4().hex}\nextern "C" __global__ void k(float* x) {{ x[threadIdx.x] = 1.0f; }}\n'
+    files = ex._shared_builds({"src": {"code": code, "options": ["-std=c++17"], "name_expressions": None}}, (), 120)
+    names = [os.path.basename(v) for v in files.values()]
+    assert names and any(n.startswith("mod-") for n in names)
+    assert not any("planted" in n for n in names)
+    assert not any("planted" in p.name for p in executor.bundle_dir().rglob("*"))
+
+
 # ----------------------------------------------------------------------------- answers hidden in math
 
 def _solution_answer(gid):
