@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -163,3 +164,39 @@ def test_visible_math_keeps_its_text():
     from autograder.judge.answers import visible_text
     text = visible_text(r"方差 $\color{red}{\sigma^2 = E[x^2] - \mu^2}$ 可能为负，$\textcolor{blue}{var + eps}$ 也会。")
     assert r"\sigma^2 = E[x^2] - \mu^2" in text and "var + eps" in text
+
+
+# ----------------------------------------------------------------------------- hidden tests and the kernel
+
+def test_the_feedback_run_never_puts_a_cases_items_hidden_tests_into_the_learners_kernel(tmp_path, monkeypatch):
+    """nbgrader restores hidden tests into the test cells; the judge runs a ``cases`` item's hidden cases
+    in its own sandbox, so the notebook run for feedback gets the note instead of the block: code in the
+    learner's kernel reading ``In[]`` finds no hidden test to print back (``autograder grade``'s restore,
+    which drops the markers, and nbgrader's, which keeps them)."""
+    from autograder import config, execute
+    from autograder import notebook as nbio
+    from autograder.sandbox import core as sbx
+    cfg = config.lesson(LESSON)
+    solution = check.solution_notebook(cfg, check.CourseLayout.resolve())
+    hidden = {nbio.grade_id(c): nbio.hidden_tests(c.source) for c in solution.cells if nbio.hidden_tests(c.source)}
+    assert hidden
+    run_nb = check.prepare_for_run(_released(), cfg, solution)          # what autograder grade runs
+    assert any(h.strip() in c.source for c in run_nb.cells for h in hidden.values())
+    nbg = _released()                                                    # what nbgrader autograde runs
+    for c in nbg.cells:
+        if nbio.grade_id(c) in hidden:
+            c.source = nbio.cells_by_grade_id(solution)[nbio.grade_id(c)].source
+    seen = []
+
+    def fake_run(argv, work, **kw):
+        seen.append(nbformat.read(str(Path(work) / "in.ipynb"), as_version=4))
+        return sbx.Outcome(rc=0, sandboxed=True)
+    monkeypatch.setattr(sandbox, "run", fake_run)
+    execute.run(execute.without_judged_hidden_tests(run_nb, cfg, solution), lesson=cfg, work=tmp_path / "a")
+    execute.run(nbg, lesson=cfg, work=tmp_path / "b")
+    for ran in seen:
+        code = "\n".join(c.source for c in ran.cells if c.cell_type == "code")
+        assert "HIDDEN TESTS" not in code and not any(h.strip() in code for h in hidden.values())
+        assert "隐藏用例由评分器在沙箱外单独运行" in code
+        assert "np.allclose" in code                                     # the visible tests still run
+    assert any(h.strip() in c.source for c in run_nb.cells for h in hidden.values())   # caller's copy kept
