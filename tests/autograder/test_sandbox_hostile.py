@@ -200,3 +200,31 @@ def test_the_feedback_run_never_puts_a_cases_items_hidden_tests_into_the_learner
         assert "隐藏用例由评分器在沙箱外单独运行" in code
         assert "np.allclose" in code                                     # the visible tests still run
     assert any(h.strip() in c.source for c in run_nb.cells for h in hidden.values())   # caller's copy kept
+
+
+# ----------------------------------------------------------------------------- preprocessor lines in a blank
+
+def test_a_macro_in_a_blank_is_an_edit_outside_it(monkeypatch):
+    """``#define fmaxf(a, b) (a)`` written into lesson 5's blank matches the template token by token but
+    removes the clamp the template protects: a template_edit veto, never a pass."""
+    from autograder import notebook as nbio
+    from autograder.judge import judge
+    from autograder.settings import GradingSettings
+    monkeypatch.setenv("AUTOGRADER_SANDBOX", "off")
+    nb = _released()
+    src = nbio.cells_by_grade_id(nb)["layernorm_src"]
+    assert "float var = ______;" in src.source
+    src.source = src.source.replace("float var = ______;", "float var = \n#define fmaxf(a, b) (a)\n"
+                                    "        sq_sum / static_cast<float>(N) - mean * mean;")
+    for gid, text in {g: _solution_answer(g) for g in ("explain_code", "q1", "q2", "q3")}.items():
+        nbio.cells_by_grade_id(nb)[gid].source = text
+    v = judge(nb, LESSON, seed=1, settings=GradingSettings(sandbox="off", execute=False, checks=()))
+    assert "template_edit" in [x.id for x in v.vetoes] and not v.passed
+    assert any("预处理指令" in x.message and "fmaxf" in x.message for x in v.vetoes)
+
+
+def test_directives_are_read_as_the_compiler_reads_them():
+    from autograder.judge.core import _directives
+    got = _directives('#include <a.h>\n  # define A 1\nx;/*\n*/#define NOT_A_DIRECTIVE\n%:define B\n'
+                      '#def\\\nine C 2\n_Pragma("x")\n#pragma unroll 4\n')
+    assert got == ["#include <a.h>", "#define A 1", "#define B", "#define C 2", "#pragma unroll 4", "_Pragma("]
