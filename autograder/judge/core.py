@@ -127,17 +127,22 @@ def unreadable_verdict(cfg: dict, message: str, *, seed=None, settings=None) -> 
                    rubric_hash=rubric_hash(cfg))
 
 
+def _guarded_sources(ctx: Context):
+    """``(source id, learner's extraction, template's extraction)`` of every source the template-edit veto
+    guards and both notebooks hold."""
+    t_cells = nbio.cells_by_grade_id(ctx.template)
+    for sid in (ctx.lesson.get("vetoes") or {}).get("template_edits") or []:
+        ex, tc = ctx.extracted.get(sid), t_cells.get(sid)
+        if ex is not None and ex.code is not None and tc is not None:
+            yield sid, ex, sources.extract(tc.source, ctx.lesson["sources"][sid]["var"])
+
+
 def source_shape_vetoes(ctx: Context) -> List[Veto]:
     """Python added to (or changed in) a source cell besides the CUDA literal counts as an edit outside the
     blanks, e.g. ``L.grade = lambda *a, **k: None`` after the string."""
     out = []
-    t_cells = nbio.cells_by_grade_id(ctx.template)
-    for sid in (ctx.lesson.get("vetoes") or {}).get("template_edits") or []:
-        ex, tc = ctx.extracted.get(sid), t_cells.get(sid)
-        if ex is None or ex.code is None or tc is None:
-            continue
+    for sid, ex, want in _guarded_sources(ctx):
         var = ctx.lesson["sources"][sid]["var"]
-        want = sources.extract(tc.source, var)
         # either cell form holds the source (%%cuda VAR, or VAR = r"""..."""); nothing else may be added
         ok = {want.python_shape, sources.magic_shape(var), sources.assignment_shape(var)}
         if want.python_shape and ex.python_shape not in ok:
@@ -167,12 +172,7 @@ def blank_directive_vetoes(ctx: Context) -> List[Veto]:
     are code and allowed."""
     from collections import Counter
     out = []
-    t_cells = nbio.cells_by_grade_id(ctx.template)
-    for sid in (ctx.lesson.get("vetoes") or {}).get("template_edits") or []:
-        ex, tc = ctx.extracted.get(sid), t_cells.get(sid)
-        if ex is None or ex.code is None or tc is None:
-            continue
-        want = sources.extract(tc.source, ctx.lesson["sources"][sid]["var"])
+    for sid, ex, want in _guarded_sources(ctx):
         extra = Counter(_directives(ex.code)) - Counter(_directives(want.code or ""))
         bad = [d for d in extra.elements()
                if not (d.startswith("#pragma ") and _LOOP_PRAGMA.match(d[len("#pragma "):]))]
