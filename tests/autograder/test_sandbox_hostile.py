@@ -3,6 +3,7 @@ own small hostile submission and asserts what the instructor relies on (the atta
 is silently dropped, the reason is in Chinese)."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -141,6 +142,13 @@ def _solution_answer(gid):
     return nbio.cells_by_grade_id(sol)[gid].source
 
 
+@functools.lru_cache(maxsize=1)
+def _open_answer():
+    from autograder.judge import check_item
+    answer = _solution_answer("q3").replace("$", "").replace("}", ")").replace("{", "(")
+    return answer, check_item(LESSON, "q3", text=answer, seed=1)
+
+
 @pytest.mark.parametrize("wrap", [
     r"不知道。 $\phantom{\text{%s}}$",
     r"不知道。 $$\vphantom{\text{%s}}$$",
@@ -153,8 +161,7 @@ def test_an_answer_hidden_inside_math_earns_nothing(wrap):
     """MathJax shows nothing of \\phantom{...}, white or transparent text, or a body styled invisible: an
     answer hidden there is not what a reader sees and scores 0 (the same answer in the open scores)."""
     from autograder.judge import check_item
-    answer = _solution_answer("q3").replace("$", "").replace("}", ")").replace("{", "(")
-    shown = check_item(LESSON, "q3", text=answer, seed=1)
+    answer, shown = _open_answer()
     assert shown.points == shown.max_points > 0
     hidden = check_item(LESSON, "q3", text=wrap % answer, seed=1)
     assert hidden.points == 0, hidden.message
