@@ -58,6 +58,7 @@ def run(nb, *, lesson: Optional[dict] = None, settings=None, layout=None, work=N
     work.mkdir(parents=True, exist_ok=True)
     try:
         (work / "nb").mkdir(exist_ok=True)
+        nb = without_judged_hidden_tests(nb, lesson)
         nbformat.write(nb, str(work / "in.ipynb"))
         child_env = {"AUTOGRADER_RUNNING": "1", "KERNELS_CHECK": "", "KERNELS_CACHE_DIR": "{work}/cache",
                      "KERNELS_BACKEND": backend or machine_backend(settings),
@@ -115,6 +116,38 @@ def run(nb, *, lesson: Optional[dict] = None, settings=None, layout=None, work=N
     finally:
         if own:
             sbx.reclaim(work)
+
+
+def without_judged_hidden_tests(nb, lesson: Optional[dict], solution=None):
+    """A copy of ``nb`` whose ``cases`` items' test cells carry their visible tests and the note ``L.grade``
+    prints in a grading run instead of the hidden tests nbgrader restores (``### BEGIN HIDDEN TESTS``
+    blocks; ``solution`` finds them where the restore dropped the markers). Those hidden cases run in the
+    judge's own sandbox; here the block would do nothing but let the learner's code read it from the
+    kernel's input history. ``test`` items, scored from this run, keep theirs."""
+    import copy
+
+    from . import markers
+    from . import notebook as nbio
+    if lesson is None:
+        return nb
+    from .judge.scorers import grade_id
+    judged = {grade_id(iid, it): iid for iid, it in lesson.get("items", {}).items() if it.get("kind") == "cases"}
+    sol = nbio.cells_by_grade_id(solution) if solution is not None else {}
+    out = None
+    for k, c in enumerate(nb.cells):
+        iid = judged.get(nbio.grade_id(c) or "")
+        if c.cell_type != "code" or iid is None:
+            continue
+        if markers.hidden_tests(c.source):
+            visible = markers.strip_hidden_tests(c.source)
+        elif iid and nbio.grade_id(c) in sol and markers.hidden_tests(sol[nbio.grade_id(c)].source):
+            visible = nbio.fill_source(markers.strip_hidden_tests(sol[nbio.grade_id(c)].source))
+        else:
+            continue
+        out = out or copy.deepcopy(nb)
+        note = f"（评分运行中：评分项 {iid} 的隐藏用例由评分器在沙箱外单独运行，结果见评分报告）"
+        out.cells[k].source = visible.rstrip() + f"\nprint({note!r})\n"
+    return out if out is not None else nb
 
 
 def _unfinished_cell(nb) -> str:

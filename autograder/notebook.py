@@ -104,6 +104,18 @@ def restore_grade_ids(nb, template) -> List[str]:
                     if free(nxt, tc.cell_type) or (tc.cell_type == "markdown" and free(nxt, nxt.cell_type)):
                         cand = nxt
                     break
+        if cand is None and ti + 1 < len(template.cells):
+            # the question's text may have changed since the learner's copy was released: the locked cell
+            # right after the answer (``L.check("q1")``) identifies it as well
+            nxt_t = template.cells[ti + 1]
+            nsq = _squash(nxt_t.source)
+            same = [k for k, c in enumerate(cells) if k > 0 and c.cell_type == nxt_t.cell_type and nsq
+                    and _squash(c.source) == nsq]
+            if len(same) == 1 and not nbgrader_meta(nxt_t).get("solution"):
+                prv = cells[same[0] - 1]
+                if free(prv, tc.cell_type) or (tc.cell_type == "markdown" and free(prv, prv.cell_type)
+                                               and prv.cell_type != "code"):
+                    cand = prv
         if cand is None and editable:
             cand = by_source()
         if cand is not None:

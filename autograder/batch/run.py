@@ -100,6 +100,8 @@ def preflight(sub: Submission, lesson_id: str, template, layout: Optional[Course
 
     from .. import check
     from .. import notebook as nbio
+    if sub.problem:
+        return None, sub.problem, []
     try:
         size = sub.notebook.stat().st_size
     except OSError as exc:

@@ -41,7 +41,7 @@ def run_job(job: GradeJob) -> GradeOutcome:
         if settings.execute:
             check.repair(nb, check.template_notebook(cfg, layout))   # so the test cells are found again
             solution = check.solution_notebook(cfg, layout)
-            run_nb = check.prepare_for_run(nb, cfg, solution)
+            run_nb = execute.without_judged_hidden_tests(check.prepare_for_run(nb, cfg, solution), cfg, solution)
             run = execute.run(run_nb, lesson=cfg, settings=settings, layout=layout, work=work / "feedback")
             executed, error = run, run.error
         verdict = judge(nb, job.lesson, seed=job.seed, settings=settings, layout=layout, hints_used=job.hints,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -126,22 +127,59 @@ def unreadable_verdict(cfg: dict, message: str, *, seed=None, settings=None) -> 
                    rubric_hash=rubric_hash(cfg))
 
 
+def _guarded_sources(ctx: Context):
+    """``(source id, learner's extraction, template's extraction)`` of every source the template-edit veto
+    guards and both notebooks hold."""
+    t_cells = nbio.cells_by_grade_id(ctx.template)
+    for sid in (ctx.lesson.get("vetoes") or {}).get("template_edits") or []:
+        ex, tc = ctx.extracted.get(sid), t_cells.get(sid)
+        if ex is not None and ex.code is not None and tc is not None:
+            yield sid, ex, sources.extract(tc.source, ctx.lesson["sources"][sid]["var"])
+
+
 def source_shape_vetoes(ctx: Context) -> List[Veto]:
     """Python added to (or changed in) a source cell besides the CUDA literal counts as an edit outside the
     blanks, e.g. ``L.grade = lambda *a, **k: None`` after the string."""
     out = []
-    t_cells = nbio.cells_by_grade_id(ctx.template)
-    for sid in (ctx.lesson.get("vetoes") or {}).get("template_edits") or []:
-        ex, tc = ctx.extracted.get(sid), t_cells.get(sid)
-        if ex is None or ex.code is None or tc is None:
-            continue
+    for sid, ex, want in _guarded_sources(ctx):
         var = ctx.lesson["sources"][sid]["var"]
-        want = sources.extract(tc.source, var)
         # either cell form holds the source (%%cuda VAR, or VAR = r"""..."""); nothing else may be added
         ok = {want.python_shape, sources.magic_shape(var), sources.assignment_shape(var)}
         if want.python_shape and ex.python_shape not in ok:
             out.append(Veto("template_edit", f"源码单元格「{sid}」里除了 CUDA 字符串之外的 Python 代码被修改或添加了："
                                              "这个单元格只能修改字符串里的 ______。", sid))
+    return out
+
+
+_DIRECTIVE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(\w*)(.*)$", re.M)
+_PRAGMA_OP = re.compile(r"\b(?:_Pragma|__pragma)\s*\(")
+_LOOP_PRAGMA = re.compile(r"^(?:unroll(?:\s*\(?\s*\w+\s*\)?)?|nounroll)\s*$")
+
+
+def _directives(code: str) -> List[str]:
+    """The preprocessor directives of a CUDA text as the compiler sees them (lines spliced, comments gone),
+    whitespace-normalised; ``_Pragma(...)`` operators count as directives too."""
+    from ..vetoes import strip_comments
+    text = strip_comments(code.replace("\r\n", "\n").replace("\\\n", ""))
+    out = [" ".join(f"#{m.group(1)} {m.group(2)}".split()) for m in _DIRECTIVE.finditer(text)]
+    return out + ["_Pragma(" for _ in _PRAGMA_OP.finditer(text)]
+
+
+def blank_directive_vetoes(ctx: Context) -> List[Veto]:
+    """A blank holds code, never preprocessor lines: a macro defined in a blank rewrites the template after
+    it (``#define fmaxf(a, b) (a)`` removes a protected clamp) while the tokens still match the template.
+    Directives beyond the template's own are an edit outside the blanks; loop pragmas (``#pragma unroll``)
+    are code and allowed."""
+    from collections import Counter
+    out = []
+    for sid, ex, want in _guarded_sources(ctx):
+        extra = Counter(_directives(ex.code)) - Counter(_directives(want.code or ""))
+        bad = [d for d in extra.elements()
+               if not (d.startswith("#pragma ") and _LOOP_PRAGMA.match(d[len("#pragma "):]))]
+        if bad:
+            out.append(Veto("template_edit", f"源码单元格「{sid}」的填空里写了预处理指令（{bad[0][:80]}）："
+                                             "宏和 #include 会改变填空之外的代码，填空里只能写表达式或语句"
+                                             "（#pragma unroll 除外）。", "；".join(bad[:5])))
     return out
 
 
@@ -206,6 +244,7 @@ def judge(submission_nb, lesson_id: str, *, seed: Optional[int] = None, backend:
             items[k] = e.with_points(e.points - taken, f"（使用了提示，扣 {taken:g} 分）")
     found = [Veto(v.id, v.message, v.evidence) for v in vetoes.template_edit_vetoes(nb, tpl, cfg)]
     found += source_shape_vetoes(ctx)
+    found += blank_directive_vetoes(ctx)
     if (cfg.get("vetoes") or {}).get("asserts", True):
         found += [Veto(v.id, v.message, v.evidence) for v in vetoes.assert_vetoes(nb, tpl)]
     gpu_claims = (cfg.get("vetoes") or {}).get("gpu_claims", True)

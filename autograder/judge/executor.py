@@ -111,34 +111,45 @@ class SandboxExecutor:
         key = _bundle_key(sources, checks)
         store = bundle_dir() / key
         if not store.is_dir():
-            build = self.work / "build"
-            build.mkdir(parents=True, exist_ok=True)
-            (build / "job.json").write_text(json.dumps({"sources": sources, "checks": list(checks)}), encoding="utf-8")
-            env = {"KERNELS_BACKEND": "cpu", "KERNELS_CACHE_DIR": "{work}/buildcache", "KERNELS_CHECK": "",
-                   "AUTOGRADER_RUNNING": "1"}
-            ro = {f"buildcache/{k[len('cache/'):]}": v for k, v in trusted_runtime_files().items()}
-            out = sandbox.run([sys.executable, "-m", "autograder.judge.runner", "--build-only", "build"], self.work,
-                              limits=self.settings.limits(wall), env=env, mode=self.settings.sandbox, ro_files=ro)
-            raw = sbx.read_result(build / "built.json", 1)
+            # a fresh directory no sandbox of this submission has written: a build cache the learner's code
+            # could reach (an earlier round's run) could hold planted objects the build would reuse
+            root = sbx.prepare_workdir(prefix="build-")
             try:
-                built = json.loads(raw) if raw else {}
-            except ValueError:
-                built = {}
-            if out.rc != 0 or not built or any(v != "built" for v in built.values()):
-                return {}                      # a compile error: the runner reports it where it belongs
-            tmp = bundle_dir() / f".{key}.{os.getpid()}.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir()
-            for f in (self.work / "buildcache" / "cpu").iterdir():
-                if f.name.startswith(BUILD_FILES) and not f.name.endswith(".lock") and f.is_file() \
-                        and not f.is_symlink():
-                    shutil.copyfile(f, tmp / f.name)
-                    os.chmod(tmp / f.name, 0o755 if f.name.startswith("memcheck-") else 0o644)
-            try:
-                os.rename(tmp, store)
-            except OSError:                     # another worker stored the same build first
-                shutil.rmtree(tmp, ignore_errors=True)
+                if not self._build_into(root, sources, checks, wall, key, store):
+                    return {}                  # a compile error: the runner reports it where it belongs
+            finally:
+                sbx.reclaim(root)
         return {f"cache/cpu/{f.name}": str(f) for f in store.iterdir()}
+
+    def _build_into(self, root: Path, sources: dict, checks, wall: float, key: str, store: Path) -> bool:
+        build = root / "build"
+        build.mkdir(parents=True, exist_ok=True)
+        (build / "job.json").write_text(json.dumps({"sources": sources, "checks": list(checks)}), encoding="utf-8")
+        env = {"KERNELS_BACKEND": "cpu", "KERNELS_CACHE_DIR": "{work}/buildcache", "KERNELS_CHECK": "",
+               "AUTOGRADER_RUNNING": "1"}
+        ro = {f"buildcache/{k[len('cache/'):]}": v for k, v in trusted_runtime_files().items()}
+        out = sandbox.run([sys.executable, "-m", "autograder.judge.runner", "--build-only", "build"], root,
+                          limits=self.settings.limits(wall), env=env, mode=self.settings.sandbox, ro_files=ro)
+        raw = sbx.read_result(build / "built.json", 1)
+        try:
+            built = json.loads(raw) if raw else {}
+        except ValueError:
+            built = {}
+        if out.rc != 0 or not built or any(v != "built" for v in built.values()):
+            return False
+        tmp = bundle_dir() / f".{key}.{os.getpid()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        for f in (root / "buildcache" / "cpu").iterdir():
+            if f.name.startswith(BUILD_FILES) and not f.name.endswith(".lock") and f.is_file() \
+                    and not f.is_symlink():
+                shutil.copyfile(f, tmp / f.name)
+                os.chmod(tmp / f.name, 0o755 if f.name.startswith("memcheck-") else 0o644)
+        try:
+            os.rename(tmp, store)
+        except OSError:                     # another worker stored the same build first
+            shutil.rmtree(tmp, ignore_errors=True)
+        return True
 
     def _devices(self) -> List[str]:
         return sbx.gpu_devices() if self.backend == "cupy" else []

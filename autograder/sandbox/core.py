@@ -135,7 +135,12 @@ def _bwrap_argv(exe: str, work: Path, env: Mapping[str, str], argv: Sequence[str
             a += ["--symlink", os.readlink(p), p]
         elif os.path.isdir(p):
             a += ["--ro-bind", p, p]
-    made = set()
+    # the private /tmp and /dev/shm first: a later bind below /tmp (a grader installed under /tmp) lands on
+    # top of the tmpfs instead of being hidden by it
+    tmp = str(TMPFS_MB * 2**20)     # RAM-backed: sized, or writing there would hold memory the RSS watch misses
+    a += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", tmp, "--tmpfs", "/tmp", "--perms", "1777",
+          "--size", tmp, "--tmpfs", "/dev/shm"]
+    made = {"/tmp", "/dev/shm", "/dev", "/proc"}
 
     def parents(path: str):     # bwrap would create mount points' parents 0700 (root): make them 0755
         out, p = [], os.path.dirname(path)
@@ -147,9 +152,7 @@ def _bwrap_argv(exe: str, work: Path, env: Mapping[str, str], argv: Sequence[str
     for r in python_roots():
         if not r.startswith("/usr/"):
             a += parents(r) + ["--ro-bind", r, r]
-    tmp = str(TMPFS_MB * 2**20)     # RAM-backed: sized, or writing there would hold memory the RSS watch misses
-    a += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", tmp, "--tmpfs", "/tmp", "--perms", "1777",
-          "--size", tmp, "--tmpfs", "/dev/shm", "--bind", str(work), INSIDE]
+    a += ["--bind", str(work), INSIDE]
     for host, inside in ro:
         a += ["--ro-bind", host, inside]
     for d in devices:
