@@ -13,6 +13,8 @@ import re
 
 from bs4 import BeautifulSoup, Comment
 
+from .hidden_math import drop_invisible_math
+
 _INVISIBLE_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$)|font-size\s*:\s*0(?:px|em|rem|pt|%)?"
     r"\s*(?:;|$)|(?<![-\w])color\s*:\s*(?:transparent|white|#fff(?:fff)?\b|rgba\([^)]*,\s*0\s*\))", re.I)
@@ -40,7 +42,7 @@ def visible_text(markdown: str) -> str:
     """The text a reader sees in a rendered markdown cell (block elements end a line)."""
     if not markdown or not markdown.strip():
         return ""
-    src = _ZERO_WIDTH.sub("", markdown)
+    src = drop_invisible_math(_ZERO_WIDTH.sub("", markdown))
     # $...$ math is not CommonMark: protect it from emphasis parsing (a_1 * b_2 stays as written)
     maths = []
 

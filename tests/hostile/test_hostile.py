@@ -164,6 +164,8 @@ def test_no_heldout_attack_gains_points(graded):
     assert _gains(graded, only_heldout=True) == []
 
 
+@pytest.mark.xfail(strict=True, reason="issue 17 open: the claim scorer still credits a keyword-stuffed answer "
+                   "(corpus 36_a31: explain_code, q2, q3) without routing it to review")
 def test_attacks_pending_on_another_issue_reach_a_person(graded):
     """Where an attack still gains with an interim component, every item it gained on waits for review."""
     for name, e in graded["names"].items():
