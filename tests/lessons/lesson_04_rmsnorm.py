@@ -10,12 +10,15 @@ ZERO_ROW = "全零行（只剩 eps）"
 FP16_OVERFLOW = "FP16 里平方会溢出的大数值"
 EPS_SIZED = "均方值与 eps 同量级"
 NOT_MULTIPLE = "N 不是 block 整数倍"
+LARGE_EPS = "调用方给的较大 eps（1e-2 / 1e-1，与均方值同量级）"
 
 FILLS = (
     Fill("missing_eps_fails_only_the_zero_row_family", {RIGHT: NO_EPS},
          {"code_normal": ALL, "code_boundary": {ZERO_ROW: False, FP16_OVERFLOW: True}}),
     Fill("eps_outside_the_square_root_fails_boundary", {RIGHT: NO_EPS + " + eps"},
          {"code_boundary": {ZERO_ROW: False, EPS_SIZED: False}}),
+    Fill("hard_coded_eps_fails_the_large_eps_family", {RIGHT: "rsqrtf(sq_sum / static_cast<float>(N) + 1e-5f)"},
+         {"code_normal": ALL, "code_boundary": {LARGE_EPS: False, ZERO_ROW: True}}),
     Fill("dividing_by_block_size_fails_the_non_multiple_family",
          {RIGHT: "rsqrtf(sq_sum / static_cast<float>(BLOCK_SIZE) + eps)"},
          {"code_normal": {NOT_MULTIPLE: False}}),

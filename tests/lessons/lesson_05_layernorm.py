@@ -16,6 +16,7 @@ SMALL_N = "N < 32"
 MID_OFFSET = "中等偏移（x≈100±1）"
 NEGATIVE_VAR = "消减使朴素方差为负（fmaxf 必须生效，输出必须有限）"
 TINY_EPS = "极小 eps（1e-12）"
+LARGE_EPS = "调用方给的较大 eps（1e-2 / 1e-1，与方差同量级）"
 
 
 def wrong(fill, item_id, family):
@@ -31,6 +32,7 @@ FILLS = (
     wrong("sq_sum / (N - 1) - mean * mean", "code_boundary", SMALL_N),      # sample variance denominator
     wrong("sq_sum / BLOCK_SIZE - mean * mean", "code_boundary", SMALL_N),   # divides by the block, not N
     wrong("fabsf(sq_sum / N - mean * mean)", "code_boundary", NEGATIVE_VAR),  # |var| turns -16 into +16
+    wrong("sq_sum / N - mean * mean + eps", "code_boundary", LARGE_EPS),     # eps added twice (the clamp adds it)
     # removing the clamp fails only where the variance goes negative
     Fill("no_clamp", {CLAMP: "rsqrtf(var + eps)"},
          {"code_normal": ALL, "code_boundary": {NEGATIVE_VAR: False, MID_OFFSET: True, SMALL_N: True}}),
