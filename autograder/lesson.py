@@ -83,32 +83,10 @@ def _device_name(backend: str) -> str:
 # ----------------------------------------------------------------------------- the grading engine, one seam
 
 def check_item(lesson_id: str, item_id: str, payload, *, seed: Optional[int] = None) -> ItemScore:
-    """Score one item with the instructor's engine: ``payload`` is ``{source_id: CUDA}`` for a code
-    item, the answer text for a written one.
-
-    Calls GRADER's ``autograder.judge.check_item`` when it is installed; until then today's
-    engine (``cases.run_item`` / ``rubric.score``) wrapped in the same ``ItemScore``.
-    """
-    try:
-        from .judge import check_item as judge_check_item   # type: ignore[attr-defined]
-    except ImportError:
-        judge_check_item = None
-    if judge_check_item is not None:
-        return judge_check_item(lesson_id, item_id, payload, seed=seed)
-    cfg = config.lesson(lesson_id)
-    item = cfg["items"][item_id]
-    pts = float(item["points"])
-    if item["kind"] == "cases":
-        res = cases.run_item(cfg, item_id, dict(payload), seed=seed)
-        return ItemScore(item=item_id, kind="cases", points=pts if res.passed else 0.0, max_points=pts,
-                         message="通过" if res.passed else res.summary,
-                         families=tuple(f.to_dict() for f in res.families), grade_id=item.get("grade_id"))
-    from . import rubric
-    from .check import template_notebook
-    prompt = nbio.template_prompt(template_notebook(cfg), item.get("grade_id") or item_id)
-    rr = rubric.score(str(payload or ""), item["rubric"], pts, prompt=prompt)
-    return ItemScore(item=item_id, kind=item["kind"], points=rr.points, max_points=pts, message=rr.message,
-                     grade_id=item.get("grade_id") or item_id)
+    """Score one item with the instructor's engine (``autograder.judge.check_item``): ``payload`` is
+    ``{source_id: CUDA}`` for a code item, the answer text for a written one."""
+    from .judge import check_item as judge_check_item
+    return judge_check_item(lesson_id, item_id, payload, seed=seed)
 
 
 class Lesson:

@@ -279,25 +279,3 @@ def gpu_claim_vetoes(answers: Dict[str, str], backend: Optional[str]) -> List[Ve
 def answers_visible(text: str) -> str:
     from .answers import MAX_CHARS, seen_text
     return seen_text(text or "")[:MAX_CHARS]
-
-
-def misconception_vetoes(item_id: str, rubric_result) -> List[Veto]:
-    """Contradicted core claims and asserted misconceptions of one scored answer."""
-    from .answers import messages
-    return [Veto("misconception", messages.veto_message(item_id, m["why"]), m["evidence"])
-            for m in (rubric_result.misconceptions or [])]
-
-
-def all_vetoes(student_nb, template_nb, lesson: Dict[str, Any], answers: Dict[str, str],
-               backend: Optional[str], rubric_results: Dict[str, Any]) -> List[Veto]:
-    cfg = lesson.get("vetoes") or {}
-    out: List[Veto] = []
-    if template_nb is not None:
-        out += template_edit_vetoes(student_nb, template_nb, lesson)
-        if cfg.get("asserts", True):
-            out += assert_vetoes(student_nb, template_nb)
-    if cfg.get("gpu_claims", True):
-        out += gpu_claim_vetoes(answers, backend)
-    for iid, rr in rubric_results.items():
-        out += misconception_vetoes(iid, rr)
-    return out

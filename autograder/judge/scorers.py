@@ -138,17 +138,10 @@ class RubricScorer(Scorer):
         spec = item.get("rubric")
         if not isinstance(spec, dict):
             raise config.RubricError(f"{where}.rubric: expected a mapping")
+        from ..answers import SpecError, validate
         try:
-            from ..answers import validate as new_validate   # RUBRIC's claim format, when present
-        except ImportError:
-            new_validate = None
-        try:
-            if new_validate is not None and "claims" in spec:
-                new_validate(spec)
-            else:
-                from .. import rubric
-                rubric.validate(spec)
-        except config.RubricError as exc:
+            validate(spec)
+        except SpecError as exc:
             raise config.RubricError(f"{where}.rubric: {exc}") from None
 
     def score(self, ctx, item_id, item):

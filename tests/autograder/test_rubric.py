@@ -1,5 +1,5 @@
-"""The rubric file: every written item's claim block validates, config errors name the key, and the
-old ``autograder.rubric`` API (a shim over autograder.answers until the grader calls it) still works."""
+"""The rubric file: every written item's claim block validates, config errors name the key, and an asserted
+misconception of the real rubric vetoes with its evidence."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder import config, rubric
+from autograder import answers, config
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -47,23 +47,30 @@ def test_repo_rubric_is_valid():
     assert "settings" in data
 
 
-def test_shim_keeps_the_fields_its_callers_read():
+def test_asserted_misconception_of_the_real_rubric_vetoes_with_evidence():
     spec = config.lesson("05_layernorm")["items"]["q3"]["rubric"]
-    r = rubric.score("大均值、小方差时两矩法会灾难性消减，所以用 Welford，因为 Welford 更快。", spec, 2)
+    r = answers.score_answer("大均值、小方差时两矩法会灾难性消减，所以用 Welford，因为 Welford 更快。", spec, 2,
+                             item="q3", backend="cpu")
     assert r.points == 0 and r.max_points == 2
-    (m,) = r.misconceptions
-    assert m["why"].startswith("Welford 换来的是数值稳定") and "welford 更快" in m["evidence"]
+    (v,) = [v for v in r.vetoes if v.id == "misconception"]
+    assert "Welford 换来的是数值稳定" in v.message and "welford 更快" in v.evidence.lower()
     assert r.needs_review and "veto" in r.review_reasons and r.claims
-    assert rubric.is_blank("YOUR ANSWER HERE") and not rubric.is_blank("方差为负")
-    d = rubric.score("", spec, 2).to_dict()
-    assert d["points"] == 0 and d["message"] == "未作答"
+    assert answers.is_blank("YOUR ANSWER HERE") and not answers.is_blank("方差为负")
+    blank = answers.score_answer("", spec, 2, item="q3", backend="cpu")
+    assert blank.points == 0 and blank.message == "未作答"
 
 
-def test_validate_raises_the_config_error_naming_the_key():
-    with pytest.raises(config.RubricError, match=r"claims\[0\]\.says"):
-        rubric.validate({"claims": [{"id": "a", "says": [["no_such_part"]]}]})
-    with pytest.raises(config.RubricError, match="concepts: unknown key"):   # the old format is refused
-        rubric.validate({"concepts": {"a": {"any": ["x"]}}, "claims": [{"id": "a", "says": [["nan"]]}]})
+def test_validate_raises_the_config_error_naming_the_key(tmp_path, monkeypatch):
+    with pytest.raises(answers.SpecError, match=r"claims\[0\]\.says"):
+        answers.validate({"claims": [{"id": "a", "says": [["no_such_part"]]}]})
+    with pytest.raises(answers.SpecError, match="concepts: unknown key"):   # the old format is refused
+        answers.validate({"concepts": {"a": {"any": ["x"]}}, "claims": [{"id": "a", "says": [["nan"]]}]})
+    # through the rubric loader: a config error naming the item
+    text = (FIXTURES / "grading_rubric.yaml").read_text(encoding="utf-8")
+    broken = tmp_path / "grading_rubric.yaml"
+    broken.write_text(text.replace("claims:", "chains:", 1), encoding="utf-8")
+    with pytest.raises(config.RubricError, match=r"\.rubric: .*chains"):
+        config.load(broken)
 
 
 def _paraphrases(node):

@@ -5,7 +5,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder import notebook as nbio
-from autograder import rubric, vetoes
+from autograder import vetoes
 
 SOLUTION_CELL = '''LAYERNORM_CU = r"""
 __global__ void k(const float* x, float* out, int N, float eps) {
@@ -131,14 +131,6 @@ def test_gpu_claims_only_without_gpu_and_not_when_negated():
               "q1": "没有在 GPU 上测得数据。", "q2": "If measured on a GPU it would be slower (not measured here)."}
     assert vetoes.gpu_claim_vetoes(honest, "cpu") == []
     assert vetoes.gpu_claim_vetoes(claim, None)       # no backend recorded counts as no GPU
-
-
-def test_misconception_veto_from_rubric_result():
-    spec = {"parts": {"clamp": ["fmaxf"]}, "claims": [{"id": "c", "says": [["clamp", "nan"]]}],
-            "misconceptions": [{"id": "speed", "says": [["clamp", ["更快", "faster"]]], "why": "fmaxf 不是为了速度"}]}
-    rr = rubric.score("用 fmaxf 会更快", spec, 2)
-    (v,) = vetoes.misconception_vetoes("q2", rr)
-    assert v.id == "misconception" and "q2" in v.message and "fmaxf 会更快" in v.evidence
 
 
 def test_tokenizer_and_wildcard_matching():
