@@ -46,7 +46,7 @@ def _preload() -> None:
     import nbformat  # noqa: F401
     from nbgrader.preprocessors import ClearSolutions  # noqa: F401
 
-    from .. import cases, check, execute, rubric  # noqa: F401
+    from .. import answers, cases, check, execute  # noqa: F401
     from ..judge import core, executor, scorers, template  # noqa: F401
 
 

@@ -14,7 +14,7 @@ import time
 import nbformat
 import pytest
 
-from autograder import batch, check, cli, rubric
+from autograder import batch, check, cli
 from autograder import notebook as nbio
 
 ROOT = check.lesson_root()
@@ -366,7 +366,8 @@ def test_rubric_light_notation_optional_space_and_alternatives(text):
     from autograder.answers import claims, spec as answer_spec
     compiled = answer_spec.compile_spec(check.config.lesson(LESSON)["items"]["q2"]["rubric"])
     parts = {p.name: p for c in compiled.claims for pat in c.says for p in pat}
-    norm = rubric.normalize(text)
+    from autograder.answers.normalise import normalise
+    norm = normalise(text)
     assert any(claims.part_matches(parts[name], norm) for name in ("depends", "eps_small"))
 
 
