@@ -159,7 +159,8 @@ def every_lesson(tmp_path_factory):
 @pytest.mark.parametrize("lesson", _lessons())
 def test_self_check_and_L_check_equal_grade_on_every_solution_and_release(every_lesson, lesson):
     """Issue 18's proof: what the student's self-check (``autograder check``) and each ``L.check`` under an
-    exercise (``judge.check_item``) say equals what ``autograder grade`` records."""
+    exercise (``judge.check_item``) say equals what ``autograder grade`` records. The same verdicts prove each
+    lesson's notebooks: the solution scores 10/10 on the CPU emulator, the release runs and scores 0 for code."""
     from autograder import config
     from autograder.judge import check_item
     subs, res = every_lesson[lesson]
@@ -178,5 +179,13 @@ def test_self_check_and_L_check_equal_grade_on_every_solution_and_release(every_
             else:
                 one = check_item(lesson, item_id, text=nbio.answer_text(cells[item.get("grade_id") or item_id]))
             assert one.points == row.verdict.item(item_id).points, (lesson, student, item_id)
+        if student == "solution":      # the lesson proofs (tests/lessons): 10/10 on the CPU emulator
+            assert v.backend == "cpu" and not v.errors and not v.vetoes, (lesson, v.errors, v.vetoes)
+            assert v.score == v.max_score == 10 and v.passed, (lesson, v.items)
+        else:                          # the released notebook runs (no crash, no timeout) and scores 0 for code
+            assert not v.errors, (lesson, v.errors)
+            assert all(i.points == 0 for i in v.items if cfg["items"][i.item]["kind"] == "cases"), (lesson, v.items)
+            assert v.score == 0 and not v.passed, (lesson, v.items)
+            assert not {x.id for x in v.vetoes} & {"template_edit", "assert_removed", "tolerance_loosened"}
     assert res.row("solution").passed and res.row("solution").total == res.row("solution").max_score
     assert not res.row("released").passed

@@ -1,10 +1,13 @@
-"""Fixtures of the lesson proofs: the CPU emulator backend, and each lesson's released
-notebook built once per session (shared by the blank/leak proof and the graded run)."""
+"""Fixtures of the lesson proofs: the CPU emulator backend, and each lesson's released notebook."""
+from pathlib import Path
+
 import pytest
 
-from autograder import generate
+from autograder import config
 
 import proof
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -13,13 +16,11 @@ def cpu_backend(monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def released(tmp_path_factory):
-    """released(spec) -> path of the notebook nbgrader generate_assignment releases for ``spec``."""
-    built = {}
+def released():
+    """released(spec) -> the lesson's notebook in lessons/. tests/autograder/test_generate.py proves lessons/ is
+    exactly what nbgrader generate_assignment releases, so the proofs read it instead of generating it again."""
 
-    def get(spec: proof.Lesson):
-        if spec.id not in built:
-            built[spec.id] = generate.build_course(tmp_path_factory.mktemp(f"course_{spec.id}"), spec.solution)
-        return built[spec.id]
+    def get(spec: proof.Lesson) -> Path:
+        return REPO / "lessons" / config.lesson(spec.id)["notebook"]
 
     return get

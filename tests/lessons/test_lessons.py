@@ -7,17 +7,20 @@ lesson tables in lesson_NN_*.py (machinery in proof.py):
   term lists score <= 1 (0 on a 1-point item); keyword-stuffed wrong answers, empty and off-topic ones
   score 0; misconceptions veto when asserted and not when negated or quoted to be rejected; natural
   paraphrases (English, spoken Chinese, traditional characters) score full marks; partial credit;
-* notebooks: the released notebook blanks the answers and leaks no solution text; the solution
-  notebook scores 10/10 on the CPU emulator; the released notebook runs and scores 0 for code;
-  on a GPU the families and the whole notebook pass on cupy too.
+* notebooks: the released notebook blanks the answers and leaks no solution text; on a GPU the
+  families and the whole notebook pass on cupy too. The solution notebook's 10/10 on the CPU emulator and
+  the released notebook's 0 for code (no crash) are asserted in tests/autograder/test_agreement.py, on
+  the verdicts it already computes for every lesson (one execution serves both proofs).
 """
-import nbformat
+import os
+
 import pytest
 
 from autograder import cases, check, config
-from autograder import notebook as nbio
 
 import proof
+
+SEED_SWEEP = int(os.environ.get("LESSON_SEED_SWEEP", "64"))
 
 
 # ----------------------------------------------------------------------------- code cases
@@ -33,11 +36,12 @@ def test_reference_fill_passes_every_family(spec, item_id, seed):
 @pytest.mark.parametrize("spec, item_id", [
     pytest.param(spec, item_id, id=f"{spec.id}-{item_id}") for spec in proof.lessons() for item_id in proof.code_items(spec.id)])
 def test_reference_fill_passes_many_seeds(spec, item_id):
-    """Every grading run draws a new seed: a correct answer must pass whatever the draws (200 seeds, no
-    memcheck / racecheck, which the two fixed seeds above run)."""
+    """Every grading run draws a new seed: a correct answer must pass whatever the draws (SEED_SWEEP seeds, 64
+    in make test, more on demand: LESSON_SEED_SWEEP=1000; no memcheck / racecheck, which the fixed seeds above
+    run)."""
     src = proof.solution_cuda(spec.id)
     failed = []
-    for seed in range(200):
+    for seed in range(SEED_SWEEP):
         res = cases.run_item(config.lesson(spec.id), item_id, {spec.source_id: src}, seed=seed, checks=())
         failed += [(seed, f.reason) for f in res.families if not f.passed]
     assert not failed, failed[:3]
@@ -85,31 +89,6 @@ def test_written_answer(spec, answer):
 @pytest.mark.parametrize("spec", proof.per_lesson())
 def test_released_notebook_blanks_the_answers_and_leaks_none(spec, released):
     proof.assert_released_blanks(spec, proof.student_notebook(released(spec)))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("spec", proof.per_lesson())
-def test_solution_notebook_scores_full_marks_on_cpu(spec):
-    res = check.grade_notebook(spec.solution, spec.id, seed=proof.NOTEBOOK_SEED)
-    assert res.backend == "cpu"
-    assert not res.errors, res.errors
-    assert not res.vetoes, res.vetoes
-    assert res.score == res.max_score == 10, res.items
-    assert res.passed
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("spec", proof.per_lesson())
-def test_released_notebook_runs_and_scores_zero_for_code(spec, released, tmp_path):
-    student = tmp_path / f"{spec.id}.ipynb"
-    nbformat.write(nbformat.read(released(spec), as_version=4), student)
-    proof.assert_released_blanks(spec, nbio.read(student))
-    res = check.grade_notebook(student, spec.id, seed=proof.NOTEBOOK_SEED)
-    assert not res.errors, res.errors          # no crash / timeout: only failing test cells
-    pts = {e.item: e.points for e in res.items}
-    assert all(pts[i] == 0 for i in proof.code_items(spec.id)), res.items
-    assert res.score == 0 and not res.passed
-    assert not [v for v in res.vetoes if v.id in proof.TEMPLATE_VETOES], res.vetoes
 
 
 @pytest.mark.gpu
