@@ -100,13 +100,37 @@ def will_isolate(mode: str) -> bool:
 
 # ----------------------------------------------------------------------------- what the sandbox sees
 
-def python_roots() -> List[str]:
-    """Directories the interpreter and the installed packages live in (bound read-only)."""
+def _package_dirs() -> List[str]:
     import autograder
     import kernels  # noqa: F401  (its location)
+    return [str(Path(m.__file__).resolve().parent) for m in (autograder, sys.modules["kernels"])]
 
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             str(Path(autograder.__file__).resolve().parent), str(Path(sys.modules["kernels"].__file__).resolve().parent),
+
+def _grader_pythonpath() -> List[str]:
+    """The grader's own PYTHONPATH (existing directories, resolved)."""
+    out = []
+    for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if p and os.path.isdir(p) and os.path.realpath(p) not in out:
+            out.append(os.path.realpath(p))
+    return out
+
+
+def child_pythonpath() -> str:
+    """PYTHONPATH of the grader's child processes: where ``autograder`` and ``kernels`` are imported from (a
+    checkout run through PYTHONPATH, not installed, has no other way in) and the grader's own PYTHONPATH."""
+    out = []
+    for p in [os.path.dirname(d) for d in _package_dirs()] + _grader_pythonpath():
+        if p not in out:
+            out.append(p)
+    return os.pathsep.join(out)
+
+
+def python_roots() -> List[str]:
+    """Directories the interpreter and the installed packages live in (bound read-only). A PYTHONPATH entry that
+    holds the course itself (a checkout: solutions/, the rubric) is never bound whole, only its two packages."""
+    pkgs = _package_dirs()
+    extra = [p for p in _grader_pythonpath() if not any(d == p or d.startswith(p + "/") for d in pkgs)]
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *pkgs, *extra,
              str(Path(sys.executable).resolve().parent.parent)}
     out = []
     for r in sorted(roots, key=len):
@@ -331,7 +355,7 @@ def run(argv: Sequence[str], work: os.PathLike, *, limits: Limits = Limits(), en
     inside = INSIDE if sandboxed else str(work)
     full_env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
                 "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "{work}/home", "TMPDIR": "/tmp" if sandboxed else "{work}/tmp",
-                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONPATH": child_pythonpath()}
     full_env.update(env or {})
     full_env = {k: str(v).replace("{work}", inside) for k, v in full_env.items()}
     (work / "home").mkdir(exist_ok=True)

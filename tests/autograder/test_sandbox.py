@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,23 @@ def test_without_bubblewrap_instructor_grading_refuses_unless_no_sandbox(monkeyp
     rc = batch.main([str(tmp_path), "--lesson", "05_layernorm", "--out", str(tmp_path / "o"), "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 2 and "--no-sandbox" in err and "bubblewrap" in err
+
+
+@pytest.mark.parametrize("mode", ["require", "off"])
+def test_a_course_run_from_pythonpath_grades_in_a_child(tmp_path, monkeypatch, mode):
+    """A checkout run through PYTHONPATH (not pip-installed, e.g. a GPU box): the judge's child processes import
+    autograder, kernels and the grader's PYTHONPATH packages; a sandboxed child still sees none of the checkout
+    beyond the two packages (the checkout root on PYTHONPATH is not bound whole)."""
+    if mode == "require" and not sandbox.available():
+        pytest.skip(f"no sandbox here: {sandbox.unavailable_reason()}")
+    repo = str(Path(sandbox.__file__).resolve().parents[2])        # the checkout (autograder/sandbox/__init__.py)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "grader_dep.py").write_text("X = 42\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([repo, str(site)]))
+    work = core.prepare_workdir(tmp_path)
+    code = (f"import grader_dep, autograder.judge.runner, kernels, os; "
+            f"print(grader_dep.X, os.path.exists({os.path.join(repo, 'grading_rubric.yaml')!r}))")
+    out = sandbox.run([PY, "-c", code], work, limits=core.Limits(wall_s=60), mode=mode)
+    assert out.rc == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["42", str(mode == "off")]
