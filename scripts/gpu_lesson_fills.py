@@ -5,6 +5,8 @@ for the CPU emulator. One line per fill and item: AS EXPECTED or DIFFERS, and th
 
     KERNELS_BACKEND=cupy python3 scripts/gpu_lesson_fills.py 09 10 11 12
 
+Every fill runs the way grading runs it: in a child process of the judge's executor (a wrong kernel that faults,
+e.g. a misaligned float4 load, leaves the CUDA context unusable; in-process, every later fill would fail with it).
 The device machine has no nbgrader; tests/lessons/proof.py imports it through autograder.generate (used only to
 build released notebooks, which this script never does), so a stub module stands in for it when nbgrader is absent.
 """
@@ -19,6 +21,24 @@ except ImportError:
 sys.path.insert(0, "tests/lessons")
 import kernels  # noqa: E402
 import proof    # noqa: E402
+from autograder import cases                               # noqa: E402
+from autograder.sandbox import core as sandbox             # noqa: E402
+from autograder.judge.executor import SandboxExecutor      # noqa: E402
+from autograder.settings import GradingSettings            # noqa: E402
+
+_run_item = cases.run_item
+
+
+def _run_item_in_a_child(lesson, item_id, codes, *, seed=None, checks=None, executor=None):
+    work = sandbox.prepare_workdir(prefix="fills-")
+    try:
+        ex = SandboxExecutor(GradingSettings.resolve(lesson.get("settings", {})), work / "cases", backend=kernels.backend())
+        return _run_item(lesson, item_id, codes, seed=seed, checks=checks, executor=ex)
+    finally:
+        sandbox.reclaim(work)
+
+
+cases.run_item = _run_item_in_a_child
 
 wanted = sys.argv[1:] or ["09", "10", "11", "12"]
 print(f"backend {kernels.backend()}")
@@ -40,6 +60,6 @@ for spec in proof.lessons():
             else:
                 ok = all(fams.get(f) is v for f, v in want.items()); exp = {f: v for f, v in want.items()}
             failed = [f for f, v in fams.items() if not v]
-            print(f"{spec.id} fill {fill.id} {item}: {'AS EXPECTED' if ok else 'DIFFERS'}; failing on cupy: {failed}"
+            print(f"{spec.id} fill {fill.id} {item}: {'AS EXPECTED' if ok else 'DIFFERS'}; failing on {kernels.backend()}: {failed}"
                   + ("" if ok else f"; expected {exp}"))
     print(f"{spec.id}: {time.time() - t0:.0f} s")
