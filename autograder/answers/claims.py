@@ -129,6 +129,12 @@ def _is_list(sent: str) -> bool:
     if len(_DUN.findall(top)) >= 2 and len(items) >= 3:
         if any(units(x) >= 4 and _ITEM_VERB.search(x) for x in (items[0], items[-1])):
             return False      # an enumeration inside prose: "代价是：要记 n、mean、m2 三个数"
+        # a clause of the sentence outside its enumerations that states something makes the
+        # enumerations noun phrases of prose: "标准实现：写 S、读 S 写 P、读 P，共 4T² 个 float，再加…"
+        flat = re.sub(r"[(\[][^()\[\]]*[)\]]", " ", top)          # intervals and indices: "(0,1]", "[8192, 50257]"
+        if any("、" not in c and units(c) >= 3 and (_PREDICATE.search(c) or _NUM.search(c))
+               for c in re.split(r"[,，:：]", flat)[1:]):
+            return False
         return sum(1 for x in bare if units(x) <= 8) >= 0.75 * len(items)
     if len(items) >= 4 and len(bare) == len(items) and all(units(x) <= 3 for x in items):
         return True
@@ -331,6 +337,22 @@ def _anaphora(part: Part, text: Text, span: Span, s: str) -> List[PartMatch]:
     return sorted(out, key=lambda x: x.start)
 
 
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
+def gap_units(s: str, a: int, b: int, span: Span) -> int:
+    """Words between two parts of a pattern at ``s[a:b]``.  An aside in parentheses does not separate
+    what it sits between ("原地调用（gelu_forward(x, x, n)，推理时很常见）时…"), and a sentence that
+    continues the one before it ("…S 是线程总数。这样一来…") links to that sentence as a whole, so
+    across the boundary only the words of the continuing sentence count."""
+    if span.kind == "window" and a < span.first_end - span.start <= b:
+        a = span.first_end - span.start
+    gap = s[a:b]
+    for _ in range(3):                                        # nested asides
+        gap = _ASIDE.sub(" ", gap)
+    return units(gap)
+
+
 def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,
               nearest: bool = False) -> Optional[int]:
     """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None."""
@@ -342,7 +364,7 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
         if part.regex is None and (nearest or any(n.other for n in part.numbers)):
             ok = ok[:1]      # what is asserted about X is the nearest number after X
         ok = [m for m in ok if m.value_ok and _polarity_ok(part, m, prev)
-              and (first is None or units(span_text[pos:m.start]) <= MAX_GAP)]
+              and (first is None or gap_units(span_text, pos, m.start, span) <= MAX_GAP)]
         if not ok:
             return None
         m = min(ok, key=lambda x: x.end)
@@ -351,9 +373,17 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
     return first
 
 
+_CONSEQUENCE = re.compile(r"\s*(?:所以|因此|因而|从而|于是|导致|就会|才会|结果|进而|以致|使得|\bso\b|\bthus\b|\bhence\b|"
+                         r"\btherefore\b|\bwhich (?:means|makes|causes|gives)\b)")
+
+
 def _in_one_clause(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, s: str) -> Optional[int]:
+    """An asserted relation sits in one clause, or in a clause and the consequence that follows it
+    ("每个线程读的是连续地址，所以访问是合并的": the 所以 clause says what the first one causes)."""
     bounds = clause_bounds(s) + [len(s) + 1]
-    for a, b in zip(bounds, bounds[1:]):
+    ranges = list(zip(bounds, bounds[1:]))
+    ranges += [(a, c) for (a, b), (_, c) in zip(ranges, ranges[1:]) if _CONSEQUENCE.match(s, b)]
+    for a, b in ranges:
         sub = [[m for m in cands if a <= m.start < b] for cands in ms]
         first = _in_order(pattern, sub, span, s)
         if first is not None:

@@ -112,7 +112,9 @@ def _strip_latex(t: str) -> str:
 
 def _strip_markdown(t: str) -> str:
     t = re.sub(r"```[a-zA-Z0-9_+-]*\n?", " ", t)
-    t = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", t)                              # links / images -> text
+    # links / images -> text; a target is a URL or path (no spaces, no Chinese): "tile[tx][ty+j]（按列读）"
+    # is an index followed by an aside once NFKC has made its parenthesis ASCII, not a link
+    t = re.sub(r"!?\[([^\]]*)\]\([^)\s\u4e00-\u9fff]*\)", r"\1", t)
     t = re.sub(r"</?(br|p|div|span|b|i|u|em|strong|sup|sub|code|pre|font|li|ul|ol|img|details|summary|mark)"
                r"(\s[^<>\n]*)?/?>", " ", t, flags=re.I)                           # tags (not static_cast<float>)
     t = t.replace("`", " ")
