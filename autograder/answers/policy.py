@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from . import claims as cm
+from .facts import false_facts
 from .spec import Claim, Spec, claim_parts
 
 REVIEW_BELOW = 0.6
@@ -131,6 +132,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
                 break
             if h:
                 out.rejected.append(h.evidence)
+    out.false_claims += false_facts(text.norm, text.in_quote)     # a course constant with a wrong value
     out.rejected += [r.quoted.evidence for r in results if r.quoted]
     out.listy = text.listy_share >= LISTY_SHARE
     est = [r for r in results if r.status == "established"]
