@@ -226,10 +226,13 @@ def _negation_at(s: str, start: int, clause_start: int) -> int:
     Only the text before the match counts, so a paraphrase that spells a negation itself
     ("不可能为负", "结果不变") is negated only by one more before it."""
     before = s[clause_start:start]
-    last = None
-    for last in _NEG.finditer(before):
-        pass
+    negs = list(_NEG.finditer(before))
+    last = negs[-1] if negs else None
     if last is not None and units(before[last.end():]) <= NEG_WINDOW and not _SCOPE_END.search(before[last.end():]):
+        # two negations in a row cancel: "也不是不减均值" subtracts the mean, "不会不得到 0" gets 0
+        if len(negs) >= 2 and units(before[negs[-2].end():last.start()]) <= 1 and \
+                not re.search(r"[,;:]", before[negs[-2].end():last.start()]):
+            return -1
         return clause_start + last.start()
     return -1
 
