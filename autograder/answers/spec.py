@@ -100,7 +100,7 @@ def _literal(piece: str) -> str:
     bank", "树的形状" = "树形状"): Chinese marks the same relation with and without it.  Word
     boundaries come from jieba with the course dictionary, so 的 is never inserted inside a term."""
     if not _CJK.search(piece):
-        return re.escape(piece).replace(r"\ ", r"\s*")
+        return re.sub(r"(?<=[a-z])\\ (?=[a-z])", lambda m: _WORD_GAP, re.escape(piece)).replace(r"\ ", r"\s*")
     from .normalise import _jieba
     toks = [w for w in _jieba().lcut(piece, HMM=False) if w]
     out = []
@@ -116,6 +116,13 @@ def _literal(piece: str) -> str:
         if nxt and nxt != "的" and not w.isspace() and not nxt.isspace() and _de_between(w[-1], nxt[0]):
             out.append("(?:的)?")
     return "".join(out)
+
+
+# Between two English words of a paraphrase an article, auxiliary or adverb may stand ("never written"
+# = "never be written", "same row" = "the same row", "is coalesced" = "is then coalesced"); a word
+# that carries meaning ("large negative values" is not "large values") may not.
+_WORD_GAP = (r"\s*(?:(?:the|a|an|be|been|being|is|are|was|were|would|will|can|could|should|may|might|must|"
+             r"then|also|only|just|all|even|ever|still|always|actually|really|already|its|their|this|that)\s+){0,2}")
 
 
 def _de_between(left: str, right: str) -> bool:
@@ -142,7 +149,8 @@ def _light(syn: str) -> str:
             out.append(re.escape(m.group(3)) + "?")
         else:                             # a space: optional spaces (and a 的 between Chinese words)
             around = (syn[m.start() - 1:m.start()] or " ", syn[m.end():m.end() + 1] or " ")
-            out.append(r"\s*(?:的\s*)?" if _de_between(*around) else r"\s*")
+            out.append(r"\s*(?:的\s*)?" if _de_between(*around) else
+                       _WORD_GAP if all(re.match(r"[a-z]", c) for c in around) else r"\s*")
         pos = m.end()
     out.append(_literal(syn[pos:]))
     return "".join(out)
