@@ -288,12 +288,15 @@ def _polarity_ok(part: Part, m: PartMatch, prev: Optional[PartMatch] = None) -> 
     return negated == part.negated
 
 
-def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = False) -> Optional[Hit]:
+def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = False,
+         consequence: bool = False) -> Optional[Hit]:
     """The first span where ``pattern`` holds (an unquoted hit preferred over a quoted one).
 
     ``assertion`` (contradictions, misconceptions): only prose asserts — a term list states no
     relation — and the parts of a pattern without a number slot must share one clause, so
-    "大正数会上溢，大负数会下溢" does not say that large positives underflow."""
+    "大正数会上溢，大负数会下溢" does not say that large positives underflow.  With ``consequence`` the
+    second clause may be the 所以 / so consequence of the first (what zeroes an item; a veto needs
+    the view stated in one clause)."""
     quoted_hit = None
     for span in text.spans:
         if assertion and span.kind == "list":
@@ -308,7 +311,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
         if assertion and pattern[0].regex is not None:
             ms[0] = ms[0] + _anaphora(pattern[0], text, span, s)
         if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):
-            first = _in_one_clause(pattern, ms, span, s)
+            first = _in_one_clause(pattern, ms, span, s, consequence)
         else:
             first = _in_order(pattern, ms, span, s, nearest=assertion)
         if first is None and len(pattern) == 2:
@@ -380,12 +383,14 @@ _CONSEQUENCE = re.compile(r"\s*(?:所以|因此|因而|从而|于是|导致|就�
                          r"\btherefore\b|\bwhich (?:means|makes|causes|gives)\b)")
 
 
-def _in_one_clause(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, s: str) -> Optional[int]:
+def _in_one_clause(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, s: str,
+                   consequence: bool = False) -> Optional[int]:
     """An asserted relation sits in one clause, or in a clause and the consequence that follows it
     ("每个线程读的是连续地址，所以访问是合并的": the 所以 clause says what the first one causes)."""
     bounds = clause_bounds(s) + [len(s) + 1]
     ranges = list(zip(bounds, bounds[1:]))
-    ranges += [(a, c) for (a, b), (_, c) in zip(ranges, ranges[1:]) if _CONSEQUENCE.match(s, b)]
+    if consequence:
+        ranges += [(a, c) for (a, b), (_, c) in zip(ranges, ranges[1:]) if _CONSEQUENCE.match(s, b)]
     for a, b in ranges:
         sub = [[m for m in cands if a <= m.start < b] for cands in ms]
         first = _in_order(pattern, sub, span, s)

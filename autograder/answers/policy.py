@@ -74,7 +74,7 @@ class Outcome:
 def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
     contra = quoted = None
     for pat in claim.contradicts:
-        h = cm.find(pat, text, cache, assertion=True)
+        h = cm.find(pat, text, cache, assertion=True, consequence=not claim.core)
         if h and not h.quoted and any(p.numbers for p in pat) and _says_in(claim, text, h.span, cache):
             continue          # a side number ("每次 4 字节，所以每元素 16 字节"), the sentence states the claim
         if h and not h.quoted:
@@ -124,7 +124,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
     out = Outcome(0.0, float(max_points), results)
     for m in spec.misconceptions:
         for pat in m.says:
-            h = cm.find(pat, text, cache, assertion=True)
+            h = cm.find(pat, text, cache, assertion=True, consequence=not m.veto)
             if h and m.unless is not None and m.unless.regex.search(h.evidence[:h.at]):
                 continue          # "缩放到同一个最大值之后就可以直接相加" is right
             if h and not h.quoted:
