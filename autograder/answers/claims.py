@@ -146,6 +146,20 @@ _FUNCTION = re.compile(r"the|a|an|is|are|was|were|be|to|of|in|on|and|or|it|its|t
                        r"from|as|each|every|which|we|you|they|not|no|has|have|at|gets?|makes?|becomes?|so|because")
 
 
+def _mixed_soup(s: str, runs: List[str]) -> bool:
+    """Chinese and English terms pasted with spaces ("负 negative NaN 传播 污染 fmaxf 截断 clamp …"): eight or
+    more space-separated tokens and no clause punctuation, most of them Chinese terms that stand alone
+    between spaces (prose never puts a space between two Chinese words), short ones, and no English
+    function word."""
+    toks = s.split()
+    if len(toks) < 8 or re.search(r"[,，;；:：、]", s) or len(_CJK_GAP.findall(s)) < 2:
+        return False
+    alone = [t for t in toks if _CJK_RUN.fullmatch(t)]
+    if len(alone) < 0.4 * len(toks) or sum(map(len, alone)) / len(alone) > 3:
+        return False
+    return not any(_FUNCTION.fullmatch(t) for t in toks)
+
+
 def _keyword_soup(s: str) -> bool:
     """Terms pasted with spaces between them: Chinese runs of a few characters separated by spaces
     (connectives such as 因为 / 所以 sprinkled in do not make it prose), or eight or more English
@@ -154,6 +168,8 @@ def _keyword_soup(s: str) -> bool:
     gaps = len(_CJK_GAP.findall(s))
     if runs and gaps >= 3 and gaps >= 0.5 * len(runs):     # most Chinese runs end at a space before another
         return sum(len(r) for r in runs) / len(runs) <= 4
+    if _mixed_soup(s, runs):
+        return True
     if len(re.findall(r"[=*/+<>]", s)) >= 2:          # a formula, not a term list
         return False
     if sum(len(r) for r in runs) >= 6:                # mixed prose: its function words are Chinese

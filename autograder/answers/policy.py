@@ -191,4 +191,6 @@ def _confidence(spec: Spec, out: Outcome, n: int) -> Tuple[float, Tuple[str, ...
         reasons.append("vocabulary")
     if out.rejected:
         reasons.append("quoted_misconception")
+    if out.term_credit and out.points:
+        reasons.append("term_list")          # a point for naming terms, no claim in prose: a person confirms it
     return conf, tuple(reasons)
