@@ -129,6 +129,12 @@ def _is_list(sent: str) -> bool:
     if len(_DUN.findall(top)) >= 2 and len(items) >= 3:
         if any(units(x) >= 4 and _ITEM_VERB.search(x) for x in (items[0], items[-1])):
             return False      # an enumeration inside prose: "代价是：要记 n、mean、m2 三个数"
+        # a clause of the sentence outside its enumerations that states something makes the
+        # enumerations noun phrases of prose: "标准实现：写 S、读 S 写 P、读 P，共 4T² 个 float，再加…"
+        flat = re.sub(r"[(\[][^()\[\]]*[)\]]", " ", top)          # intervals and indices: "(0,1]", "[8192, 50257]"
+        if any("、" not in c and units(c) >= 3 and (_PREDICATE.search(c) or _NUM.search(c))
+               for c in re.split(r"[,，:：]", flat)[1:]):
+            return False
         return sum(1 for x in bare if units(x) <= 8) >= 0.75 * len(items)
     if len(items) >= 4 and len(bare) == len(items) and all(units(x) <= 3 for x in items):
         return True
@@ -140,6 +146,20 @@ _FUNCTION = re.compile(r"the|a|an|is|are|was|were|be|to|of|in|on|and|or|it|its|t
                        r"from|as|each|every|which|we|you|they|not|no|has|have|at|gets?|makes?|becomes?|so|because")
 
 
+def _mixed_soup(s: str, runs: List[str]) -> bool:
+    """Chinese and English terms pasted with spaces ("负 negative NaN 传播 污染 fmaxf 截断 clamp …"): eight or
+    more space-separated tokens and no clause punctuation, most of them Chinese terms that stand alone
+    between spaces (prose never puts a space between two Chinese words), short ones, and no English
+    function word."""
+    toks = s.split()
+    if len(toks) < 8 or re.search(r"[,，;；:：、]", s) or len(_CJK_GAP.findall(s)) < 2:
+        return False
+    alone = [t for t in toks if _CJK_RUN.fullmatch(t)]
+    if len(alone) < 0.4 * len(toks) or sum(map(len, alone)) / len(alone) > 3:
+        return False
+    return not any(_FUNCTION.fullmatch(t) for t in toks)
+
+
 def _keyword_soup(s: str) -> bool:
     """Terms pasted with spaces between them: Chinese runs of a few characters separated by spaces
     (connectives such as 因为 / 所以 sprinkled in do not make it prose), or eight or more English
@@ -148,6 +168,8 @@ def _keyword_soup(s: str) -> bool:
     gaps = len(_CJK_GAP.findall(s))
     if runs and gaps >= 3 and gaps >= 0.5 * len(runs):     # most Chinese runs end at a space before another
         return sum(len(r) for r in runs) / len(runs) <= 4
+    if _mixed_soup(s, runs):
+        return True
     if len(re.findall(r"[=*/+<>]", s)) >= 2:          # a formula, not a term list
         return False
     if sum(len(r) for r in runs) >= 6:                # mixed prose: its function words are Chinese
@@ -220,10 +242,13 @@ def _negation_at(s: str, start: int, clause_start: int) -> int:
     Only the text before the match counts, so a paraphrase that spells a negation itself
     ("不可能为负", "结果不变") is negated only by one more before it."""
     before = s[clause_start:start]
-    last = None
-    for last in _NEG.finditer(before):
-        pass
+    negs = list(_NEG.finditer(before))
+    last = negs[-1] if negs else None
     if last is not None and units(before[last.end():]) <= NEG_WINDOW and not _SCOPE_END.search(before[last.end():]):
+        # two negations in a row cancel: "也不是不减均值" subtracts the mean, "不会不得到 0" gets 0
+        if len(negs) >= 2 and units(before[negs[-2].end():last.start()]) <= 1 and \
+                not re.search(r"[,;:]", before[negs[-2].end():last.start()]):
+            return -1
         return clause_start + last.start()
     return -1
 
@@ -279,12 +304,15 @@ def _polarity_ok(part: Part, m: PartMatch, prev: Optional[PartMatch] = None) -> 
     return negated == part.negated
 
 
-def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = False) -> Optional[Hit]:
+def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = False,
+         consequence: bool = False) -> Optional[Hit]:
     """The first span where ``pattern`` holds (an unquoted hit preferred over a quoted one).
 
     ``assertion`` (contradictions, misconceptions): only prose asserts — a term list states no
     relation — and the parts of a pattern without a number slot must share one clause, so
-    "大正数会上溢，大负数会下溢" does not say that large positives underflow."""
+    "大正数会上溢，大负数会下溢" does not say that large positives underflow.  With ``consequence`` the
+    second clause may be the 所以 / so consequence of the first (what zeroes an item; a veto needs
+    the view stated in one clause)."""
     quoted_hit = None
     for span in text.spans:
         if assertion and span.kind == "list":
@@ -299,7 +327,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
         if assertion and pattern[0].regex is not None:
             ms[0] = ms[0] + _anaphora(pattern[0], text, span, s)
         if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):
-            first = _in_one_clause(pattern, ms, span, s)
+            first = _in_one_clause(pattern, ms, span, s, consequence)
         else:
             first = _in_order(pattern, ms, span, s, nearest=assertion)
         if first is None and len(pattern) == 2:
@@ -331,6 +359,22 @@ def _anaphora(part: Part, text: Text, span: Span, s: str) -> List[PartMatch]:
     return sorted(out, key=lambda x: x.start)
 
 
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
+def gap_units(s: str, a: int, b: int, span: Span) -> int:
+    """Words between two parts of a pattern at ``s[a:b]``.  An aside in parentheses does not separate
+    what it sits between ("原地调用（gelu_forward(x, x, n)，推理时很常见）时…"), and a sentence that
+    continues the one before it ("…S 是线程总数。这样一来…") links to that sentence as a whole, so
+    across the boundary only the words of the continuing sentence count."""
+    if span.kind == "window" and a < span.first_end - span.start <= b:
+        a = span.first_end - span.start
+    gap = s[a:b]
+    for _ in range(3):                                        # nested asides
+        gap = _ASIDE.sub(" ", gap)
+    return units(gap)
+
+
 def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,
               nearest: bool = False) -> Optional[int]:
     """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None."""
@@ -342,7 +386,7 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
         if part.regex is None and (nearest or any(n.other for n in part.numbers)):
             ok = ok[:1]      # what is asserted about X is the nearest number after X
         ok = [m for m in ok if m.value_ok and _polarity_ok(part, m, prev)
-              and (first is None or units(span_text[pos:m.start]) <= MAX_GAP)]
+              and (first is None or gap_units(span_text, pos, m.start, span) <= MAX_GAP)]
         if not ok:
             return None
         m = min(ok, key=lambda x: x.end)
@@ -351,9 +395,19 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
     return first
 
 
-def _in_one_clause(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, s: str) -> Optional[int]:
+_CONSEQUENCE = re.compile(r"\s*(?:所以|因此|因而|从而|于是|导致|就会|才会|结果|进而|以致|使得|\bso\b|\bthus\b|\bhence\b|"
+                         r"\btherefore\b|\bwhich (?:means|makes|causes|gives)\b)")
+
+
+def _in_one_clause(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, s: str,
+                   consequence: bool = False) -> Optional[int]:
+    """An asserted relation sits in one clause, or in a clause and the consequence that follows it
+    ("每个线程读的是连续地址，所以访问是合并的": the 所以 clause says what the first one causes)."""
     bounds = clause_bounds(s) + [len(s) + 1]
-    for a, b in zip(bounds, bounds[1:]):
+    ranges = list(zip(bounds, bounds[1:]))
+    if consequence:
+        ranges += [(a, c) for (a, b), (_, c) in zip(ranges, ranges[1:]) if _CONSEQUENCE.match(s, b)]
+    for a, b in ranges:
         sub = [[m for m in cands if a <= m.start < b] for cands in ms]
         first = _in_order(pattern, sub, span, s)
         if first is not None:

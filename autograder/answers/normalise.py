@@ -48,7 +48,8 @@ _SYMBOL_RES = [(re.compile(p), r) for p, r in _SYMBOLS]
 # one spelling, so a rubric paraphrase lists each term once.
 _VARIANTS = {"规约": "归约", "共用内存": "共享内存", "共享存储器": "共享内存", "全域内存": "全局内存", "线程区块": "线程块",
              "暂存器": "寄存器", "执行绪": "线程", "溢位": "溢出", "快取": "缓存", "位元组": "字节", "存取": "访问",
-             "频宽": "带宽", "效能": "性能"}
+             "频宽": "带宽", "效能": "性能",
+             "结合率": "结合律"}                  # a common homophone typo (率 / 律 are both lǜ)
 _VARIANT_RE = re.compile("|".join(map(re.escape, sorted(_VARIANTS, key=len, reverse=True))))
 
 # Written Cantonese (Hong Kong students write it with traditional characters): its function words
@@ -112,7 +113,9 @@ def _strip_latex(t: str) -> str:
 
 def _strip_markdown(t: str) -> str:
     t = re.sub(r"```[a-zA-Z0-9_+-]*\n?", " ", t)
-    t = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", t)                              # links / images -> text
+    # links / images -> text; a target is a URL or path (no spaces, no Chinese): "tile[tx][ty+j]（按列读）"
+    # is an index followed by an aside once NFKC has made its parenthesis ASCII, not a link
+    t = re.sub(r"!?\[([^\]]*)\]\([^)\s\u4e00-\u9fff]*\)", r"\1", t)
     t = re.sub(r"</?(br|p|div|span|b|i|u|em|strong|sup|sub|code|pre|font|li|ul|ol|img|details|summary|mark)"
                r"(\s[^<>\n]*)?/?>", " ", t, flags=re.I)                           # tags (not static_cast<float>)
     t = t.replace("`", " ")

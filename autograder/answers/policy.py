@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from . import claims as cm
+from .facts import false_facts
 from .spec import Claim, Spec, claim_parts
 
 REVIEW_BELOW = 0.6
@@ -73,7 +74,7 @@ class Outcome:
 def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
     contra = quoted = None
     for pat in claim.contradicts:
-        h = cm.find(pat, text, cache, assertion=True)
+        h = cm.find(pat, text, cache, assertion=True, consequence=not claim.core)
         if h and not h.quoted and any(p.numbers for p in pat) and _says_in(claim, text, h.span, cache):
             continue          # a side number ("每次 4 字节，所以每元素 16 字节"), the sentence states the claim
         if h and not h.quoted:
@@ -123,7 +124,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
     out = Outcome(0.0, float(max_points), results)
     for m in spec.misconceptions:
         for pat in m.says:
-            h = cm.find(pat, text, cache, assertion=True)
+            h = cm.find(pat, text, cache, assertion=True, consequence=not m.veto)
             if h and m.unless is not None and m.unless.regex.search(h.evidence[:h.at]):
                 continue          # "缩放到同一个最大值之后就可以直接相加" is right
             if h and not h.quoted:
@@ -131,6 +132,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
                 break
             if h:
                 out.rejected.append(h.evidence)
+    out.false_claims += false_facts(text.norm, text.in_quote)     # a course constant with a wrong value
     out.rejected += [r.quoted.evidence for r in results if r.quoted]
     out.listy = text.listy_share >= LISTY_SHARE
     est = [r for r in results if r.status == "established"]
@@ -189,4 +191,6 @@ def _confidence(spec: Spec, out: Outcome, n: int) -> Tuple[float, Tuple[str, ...
         reasons.append("vocabulary")
     if out.rejected:
         reasons.append("quoted_misconception")
+    if out.term_credit and out.points:
+        reasons.append("term_list")          # a point for naming terms, no claim in prose: a person confirms it
     return conf, tuple(reasons)

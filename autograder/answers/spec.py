@@ -91,25 +91,68 @@ class Spec:
 _NEG_WORD = re.compile(r"不|没|未|无(?!穷|限)|非|\bnot\b|\bno\b|\bnever\b|\bcan not\b|\bwithout\b")
 
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _literal(piece: str) -> str:
+    """A literal stretch of a paraphrase as a regex: a space is optional spaces, and between two
+    words of which one is Chinese an attributive 的 is optional both ways ("不同的 bank" = "不同
+    bank", "树的形状" = "树形状"): Chinese marks the same relation with and without it.  Word
+    boundaries come from jieba with the course dictionary, so 的 is never inserted inside a term."""
+    if not _CJK.search(piece):
+        return re.sub(r"(?<=[a-z])\\ (?=[a-z])", lambda m: _WORD_GAP, re.escape(piece)).replace(r"\ ", r"\s*")
+    from .normalise import _jieba
+    toks = [w for w in _jieba().lcut(piece, HMM=False) if w]
+    out = []
+    for i, w in enumerate(toks):
+        if w == "的":
+            out.append("(?:的)?")
+            continue
+        if w.isspace():
+            out.append(r"\s*")
+        else:
+            out.append(re.escape(w))
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if nxt and nxt != "的" and not w.isspace() and not nxt.isspace() and _de_between(w[-1], nxt[0]):
+            out.append("(?:的)?")
+    return "".join(out)
+
+
+# Between two English words of a paraphrase an article, auxiliary or adverb may stand ("never written"
+# = "never be written", "same row" = "the same row", "is coalesced" = "is then coalesced"); a word
+# that carries meaning ("large negative values" is not "large values") may not.
+_WORD_GAP = (r"\s*(?:(?:the|a|an|be|been|being|is|are|was|were|would|will|can|could|should|may|might|must|"
+             r"then|also|only|just|all|even|ever|still|always|actually|really|already|its|their|this|that)\s+){0,2}")
+
+
+def _de_between(left: str, right: str) -> bool:
+    """Whether an attributive 的 may stand between these two characters: one is Chinese, the other
+    Chinese or a letter (not a digit: "1个" is a numeral and its measure word)."""
+    word = re.compile(r"[\u4e00-\u9fffa-z_]")
+    return bool(word.match(left) and word.match(right) and (_CJK.match(left) or _CJK.match(right)))
+
+
 def _light(syn: str) -> str:
     """Light notation: " ?" = optional space, "s?" / "-?" = optional character, "(a|b)" = one of, "(a)?" / "(a|b)?"
     = optional, a space = optional spaces; everything else literal ("rsqrtf(0)", "mean(x^2)" match
-    as written)."""
+    as written), with an optional 的 between Chinese words (``_literal``)."""
     out, pos = [], 0
     for m in re.finditer(r" \?|\(([^()]*)\)(\?)?|([^\s()?])\?| ", syn):
         tok = m.group(0)
         if tok.startswith("(") and "|" not in m.group(1) and not m.group(2):
             continue                      # plain parentheses: literal
-        out.append(re.escape(syn[pos:m.start()]).replace(r"\ ", r"\s*"))
+        out.append(_literal(syn[pos:m.start()]))
         if tok.startswith("("):
-            alts = "|".join(re.escape(a).replace(r"\ ", r"\s*") for a in m.group(1).split("|"))
+            alts = "|".join(_literal(a) for a in m.group(1).split("|"))
             out.append(f"(?:{alts})" + ("?" if m.group(2) else ""))
         elif m.group(3):
             out.append(re.escape(m.group(3)) + "?")
-        else:
-            out.append(r"\s*")
+        else:                             # a space: optional spaces (and a 的 between Chinese words)
+            around = (syn[m.start() - 1:m.start()] or " ", syn[m.end():m.end() + 1] or " ")
+            out.append(r"\s*(?:的\s*)?" if _de_between(*around) else
+                       _WORD_GAP if all(re.match(r"[a-z]", c) for c in around) else r"\s*")
         pos = m.end()
-    out.append(re.escape(syn[pos:]).replace(r"\ ", r"\s*"))
+    out.append(_literal(syn[pos:]))
     return "".join(out)
 
 
