@@ -70,7 +70,7 @@ def test_lesson_csv(batch_env):
     assert a["hints_used"] == "q1:L2" and a["seed"] == "7" and a["lesson"] == "99_fixture"
     assert a["backend"] == "cpu" and a["grader_version"] and a["rubric_hash"]
     assert (b["add"], b["q1"], b["total"], b["passed"]) == ("0", "1", "1", "no")  # wrong code, term-only answer
-    assert b["needs_review"] == ""                          # a term list is confidently worth 1, no more
+    assert b["needs_review"] == "q1"                        # a point earned by naming terms alone: a person looks
     assert rows["xss"]["needs_review"] == "q1" and rows["xss"]["vetoes"] == "gpu_claim"   # a veto goes to a person
     assert rows["empty"]["status"] == "invalid" and "文件是空的" in rows["empty"]["reason"]
 
@@ -110,7 +110,7 @@ def test_verdict_is_in_nbgrader_gradebook(batch_env):
     with Gradebook(f"sqlite:///{batch_env['result'].course_dir / 'gradebook.db'}") as gb:
         g = gb.find_grade("q1", "99_fixture", "99_fixture", "bob")
         c = gb.find_comment("q1", "99_fixture", "99_fixture", "bob")
-        assert g.auto_score == 1 and g.manual_score is None and not g.needs_manual_grade
+        assert g.auto_score == 1 and g.manual_score is None and g.needs_manual_grade   # term-list credit: reviewed
         gx = gb.find_grade("q1", "99_fixture", "99_fixture", "xss")
         cx = gb.find_comment("q1", "99_fixture", "99_fixture", "xss")
         assert gx.manual_score is None and gx.needs_manual_grade   # routed: the suggestion stays the auto score

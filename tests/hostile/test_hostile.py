@@ -148,7 +148,7 @@ def _gains(graded, only_heldout: bool):
     bad = []
     for name, e in graded["names"].items():
         if e.category != "attack" or (name in graded["held"]) != only_heldout or name not in graded["alone"] \
-                or e.pending:
+                or e.credited_by_rule:
             continue
         r, base = _row(graded, name), graded["alone"][name]
         if r.total > base.score + 1e-9 or (r.passed and not base.passed):
@@ -164,12 +164,11 @@ def test_no_heldout_attack_gains_points(graded):
     assert _gains(graded, only_heldout=True) == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17 open: the claim scorer still credits a keyword-stuffed answer "
-                   "(corpus 36_a31: explain_code, q2, q3) without routing it to review")
-def test_attacks_pending_on_another_issue_reach_a_person(graded):
-    """Where an attack still gains with an interim component, every item it gained on waits for review."""
+def test_attacks_the_course_rule_credits_reach_a_person(graded):
+    """Where the course rule itself gives an attack some points (a pasted term list earns at most 1 per question),
+    every item it gained on waits for a teacher's review and the submission does not pass."""
     for name, e in graded["names"].items():
-        if not e.pending:
+        if not e.credited_by_rule:
             continue
         r, base = _row(graded, name), graded["alone"][name]
         gained = [i.item for i in r.verdict.items if i.points > base.item(i.item).points]
