@@ -15,7 +15,7 @@ import signal
 import sys
 import zipfile
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -83,15 +83,20 @@ def _why_lost(out: sbx.Outcome, settings: GradingSettings, wall: float) -> tuple
     return "crash", f"运行 kernel 的进程异常退出（退出码 {out.rc}）{tail[0][:160]}"
 
 
-def _load_npz(raw: bytes, outputs, tags) -> Optional[Dict[str, np.ndarray]]:
+def _load_npz(raw: Optional[bytes], outputs, tags) -> Tuple[Optional[Dict[str, np.ndarray]], str]:
+    """(the outputs the runner wrote, or None; why not, in words an instructor can act on)."""
+    if not raw:
+        return None, "no output file"
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw))
         if sum(i.file_size for i in zf.infolist()) > MAX_OUTPUT_BYTES_PER_CASE:
-            return None
+            return None, "outputs larger than the limit"
         with np.load(io.BytesIO(raw), allow_pickle=False) as z:
-            return {o: unpack(z[o], tags.get(o, "")) for o in outputs if o in z.files}
-    except Exception:
-        return None
+            got = {o: unpack(z[o], tags.get(o, "")) for o in outputs if o in z.files}
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+    missing = [o for o in outputs if o not in got]
+    return (None, f"missing {', '.join(missing)}") if missing else (got, "")
 
 
 class SandboxExecutor:
@@ -224,9 +229,10 @@ class SandboxExecutor:
                     continue
                 if res.get("ok"):
                     blob = sbx.read_result(job / "out" / f"out-{i}.npz", MAX_OUTPUT_BYTES_PER_CASE / 2**20)
-                    got = _load_npz(blob, plans[i].outputs, res.get("tags") or {}) if blob else None
-                    if got is None or set(got) != set(plans[i].outputs):
-                        results[i] = cases.LaunchOutcome(kind="malformed", message="kernel 的输出没有正确返回")
+                    got, why = _load_npz(blob, plans[i].outputs, res.get("tags") or {})
+                    if got is None:     # the reason travels: it is the grader's fault to find, not the learner's
+                        results[i] = cases.LaunchOutcome(kind="malformed",
+                                                         message=f"kernel 的输出没有正确返回（评测记录：{why}）")
                     else:
                         results[i] = cases.LaunchOutcome(outputs=got)
                 else:

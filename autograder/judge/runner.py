@@ -12,6 +12,7 @@ import io
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +140,7 @@ def main(job_dir: str) -> int:
             if exc.kind in slow:
                 given_up.add(case.get("group"))
         except Exception as exc:   # e.g. an argument the kernel's parameter list does not take
+            traceback.print_exc(limit=6, file=sys.stderr)      # the grader's log: where an unexpected error began
             _write_json(out_dir / f"result-{i}.json",
                         {"ok": False, "kind": type(exc).__name__, "message": messages.explain(exc)})
     return 0

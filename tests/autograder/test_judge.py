@@ -128,3 +128,20 @@ def test_verdict_round_trips_as_json():
     from autograder.verdict import Verdict
     v = judge(student(), LESSON, seed=2)
     assert Verdict.from_dict(copy.deepcopy(v.to_dict())) == v
+
+
+def test_output_files_that_cannot_be_read_say_why():
+    """A kernel output the grader cannot read back is reported with the reason (the grader's problem to find)."""
+    import io
+
+    import numpy as np
+
+    from autograder.judge.executor import _load_npz
+    buf = io.BytesIO()
+    np.savez(buf, y=np.arange(3, dtype=np.float32))
+    got, why = _load_npz(buf.getvalue(), ["y"], {})
+    assert why == "" and got["y"].tolist() == [0.0, 1.0, 2.0]
+    assert _load_npz(buf.getvalue(), ["y", "mean"], {}) == (None, "missing mean")
+    assert _load_npz(None, ["y"], {}) == (None, "no output file")
+    got, why = _load_npz(b"\0" * 64, ["y"], {})
+    assert got is None and why.startswith("BadZipFile")
