@@ -235,6 +235,13 @@ def compile_error(log: str, source: str, *,
 
 # --------------------------------------------------------------------------- NVRTC calls
 
+def _out_buffer(size: int) -> bytearray:
+    """A buffer NVRTC writes into. Never ``b" " * size``: for size 1 (an empty log, just its NUL) that is
+    CPython's shared one-byte ``b" "`` object, and NVRTC's NUL written into it turns every later ``b" "``
+    of the process into ``b"\\x00"`` (numpy then pads .npy headers with NULs that it cannot read back)."""
+    return bytearray(max(int(size), 1))
+
+
 class _Program:
     """One NVRTC program; destroyed when dropped."""
 
@@ -256,9 +263,9 @@ class _Program:
 
     def log(self) -> str:
         err, size = self.nvrtc.nvrtcGetProgramLogSize(self.prog)
-        buf = b" " * size
+        buf = _out_buffer(size)
         self.nvrtc.nvrtcGetProgramLog(self.prog, buf)
-        return buf.rstrip(b"\x00").decode(errors="replace")
+        return bytes(buf).rstrip(b"\x00").decode(errors="replace")
 
     def lowered(self, name: str) -> str:
         err, low = self.nvrtc.nvrtcGetLoweredName(self.prog, name.encode())
@@ -267,9 +274,9 @@ class _Program:
 
     def ptx(self) -> str:
         err, size = self.nvrtc.nvrtcGetPTXSize(self.prog)
-        buf = b" " * size
+        buf = _out_buffer(size)
         self.nvrtc.nvrtcGetPTX(self.prog, buf)
-        return buf.rstrip(b"\x00").decode(errors="replace")
+        return bytes(buf).rstrip(b"\x00").decode(errors="replace")
 
     def __del__(self):
         try:

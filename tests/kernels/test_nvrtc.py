@@ -1,4 +1,8 @@
 """NVRTC front end: cupy parity of what compiles, diagnostics, parameter discovery."""
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -318,3 +322,27 @@ def test_front_end_accepts_exactly_what_cupy_accepts(src):
     except CompileError:
         ours_ok = False
     assert ours_ok == cupy_ok
+
+
+
+def test_reading_an_empty_log_leaves_the_process_one_byte_strings_alone():
+    """NVRTC writes a NUL into the buffer it is given. A clean compile's log is that NUL alone; handed
+    ``b" " * 1`` (CPython's one shared ``b" "``), every later ``b" " * n`` of the process was NULs, and numpy
+    padded .npy headers with them: the judge's child on cupy wrote outputs no one could load (issue 19).
+    In a child process, so that a regression cannot poison this worker's other tests."""
+    code = textwrap.dedent("""
+        import io, numpy as np
+        from kernels import nvrtc
+        prog = nvrtc._Program('__global__ void k(float* x) { x[0] = 1.0f; }', (nvrtc.DEFAULT_STD,), [])
+        assert prog.ok and prog.log() == ''
+        prog.ptx()
+        n = 3
+        assert b' ' * n == b'   ', b' ' * n
+        buf = io.BytesIO()
+        np.savez(buf, y=np.arange(3, dtype=np.float32))
+        buf.seek(0)
+        with np.load(buf) as z:
+            assert z['y'].tolist() == [0.0, 1.0, 2.0]
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
