@@ -220,10 +220,10 @@ def test_compile_errors_name_the_file_and_line_to_edit(tmp_path, monkeypatch):
         err, prog = nvrtc.nvrtcCreateProgram(source("softmax").encode(), b"reference.cu", 0, [], [])
         (res,) = nvrtc.nvrtcCompileProgram(prog, 1, [b"-std=c++17"])
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * size
+        log = bytearray(size)
         nvrtc.nvrtcGetProgramLog(prog, log)
         assert res != nvrtc.nvrtcResult.NVRTC_SUCCESS
-        assert f"solutions/kernels/{name}({line}): error" in log.decode(errors="replace"), log
+        assert f"solutions/kernels/{name}({line}): error" in log.decode(errors="replace"), bytes(log)
         (tmp_path / name).write_text(good, encoding="utf-8")
 
 
@@ -236,7 +236,7 @@ def _nvrtc_compile(src: str, names: list[str]) -> str:
     opts = [b"-std=c++17", b"--gpu-architecture=sm_90", b"--ptxas-options=-v"]
     (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
     _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-    log = b" " * size
+    log = bytearray(size)
     nvrtc.nvrtcGetProgramLog(prog, log)
     log = log.decode(errors="replace").replace("\x00", "")
     assert res == nvrtc.nvrtcResult.NVRTC_SUCCESS, log[-3000:]
