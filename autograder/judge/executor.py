@@ -38,6 +38,8 @@ def trusted_runtime_files() -> Dict[str, str]:
     for mode in ("native", "memcheck", "racecheck"):
         for obj in build.runtime_objects(mode):
             files[f"cache/cpu/{obj.name}"] = str(obj)
+    main = build.memcheck_main_object(build.user_flags(()))    # the lessons' flags; others build their own
+    files[f"cache/cpu/{main.name}"] = str(main)
     return files
 
 
