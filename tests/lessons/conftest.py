@@ -1,13 +1,9 @@
 """Fixtures of the lesson proofs: the CPU emulator backend, and each lesson's released notebook."""
-from pathlib import Path
-
 import pytest
 
 from autograder import config
 
 import proof
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +16,7 @@ def released():
     """released(spec) -> the lesson's notebook in lessons/. tests/autograder/test_generate.py proves lessons/ is
     exactly what nbgrader generate_assignment releases, so the proofs read it instead of generating it again."""
 
-    def get(spec: proof.Lesson) -> Path:
-        return REPO / "lessons" / config.lesson(spec.id)["notebook"]
+    def get(spec: proof.Lesson):
+        return proof.ROOT / "lessons" / config.lesson(spec.id)["notebook"]
 
     return get
