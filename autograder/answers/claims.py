@@ -76,7 +76,7 @@ _OPERAND = re.compile(r"[a-z_)\]][\s]*[*/]\s*$|[*/^]\s*$")     # "k*4 字节" is
 class Span:
     start: int                  # offsets in the normalised answer
     end: int
-    kind: str                   # prose | list | window (a sentence and the one continuing it)
+    kind: str                   # prose | list | soup (connective-strung terms) | window (a sentence and the next)
     first_end: int = -1         # window: where its first sentence ends (the first part must be there)
 
 
@@ -178,6 +178,23 @@ def _keyword_soup(s: str) -> bool:
     return len(words) >= 8 and sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8
 
 
+_CAUSAL = re.compile(r"因为|所以|导致|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"
+                     r"\bleads? to\b")
+SOUP_CONNECTIVES = 4                     # causal connectives in one sentence that make it a chain of pasted terms
+
+
+def _is_causal_soup(sent: str) -> bool:
+    """Terms strung together by causal connectives ("因为 X 所以 Y，导致 Z，所以 W 因为 V，因此 …"): four or
+    more 因为 / 所以 / 导致 / so / because … in one sentence, about one for every two clauses or more.  A
+    reasoned chain spreads its steps over sentences and says *why* each follows; a sentence that is
+    mostly connectives asserts links it never argues, and a reader grades it as no explanation."""
+    k = len(_CAUSAL.findall(sent))
+    if k < SOUP_CONNECTIVES:
+        return False
+    flat = re.sub(r"\([^()]*\)", " ", sent)
+    return k >= 0.4 * len(clause_bounds(flat))
+
+
 def _is_fragment(sent: str) -> bool:
     """A verbless scrap ("negative variance", "- NaN", "寄存器压力；occupancy 下降" as telegraphic notes);
     one that states a number ("朴素 12 B") is a claim."""
@@ -216,6 +233,8 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
         if _is_list(s):
             listy += n
             spans.append(Span(a, b, "list"))     # claims found here count toward a term list only
+        elif _is_causal_soup(s):
+            spans.append(Span(a, b, "soup"))     # asserts (its contradictions count), establishes nothing
         else:
             if _is_fragment(s):
                 listy += n
@@ -315,7 +334,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     the view stated in one clause)."""
     quoted_hit = None
     for span in text.spans:
-        if assertion and span.kind == "list":
+        if assertion and span.kind == "list" or not assertion and span.kind == "soup":
             continue
         s = text.norm[span.start:span.end]
         ms = []
