@@ -343,7 +343,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
             if key not in cache:
                 cache[key] = part_matches(p, s)
             ms.append(cache[key])
-        if assertion and pattern[0].regex is not None:
+        if assertion and len(pattern) > 1 and pattern[0].regex is not None:   # 它 names a subject, not a claim
             ms[0] = ms[0] + _anaphora(pattern[0], text, span, s)
         if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):
             first = _in_one_clause(pattern, ms, span, s, consequence)
