@@ -289,6 +289,17 @@ def _numbers(s: str, *, listed: bool = True):
         yield m.start(), m.end(), value
 
 
+def _negation_inside(s: str, a: int, b: int) -> int:
+    """A regex paraphrase whose gap runs across a clause ("部分和.{0,10}直接相加" over "部分和基准不同，不能直接
+    相加") is negated by a negation in its last clause, as if that clause stood alone."""
+    inner = [m.end() for m in re.finditer(r"[,;:]", s[a:b])]
+    if not inner:
+        return -1
+    tail_start = a + inner[-1]
+    neg = list(_NEG.finditer(s, tail_start, b))
+    return neg[0].start() if neg else -1
+
+
 def part_matches(part: Part, s: str) -> List[PartMatch]:
     """Matches of one part in span text ``s`` (normalised), with polarity."""
     bounds = clause_bounds(s)
@@ -312,6 +323,8 @@ def part_matches(part: Part, s: str) -> List[PartMatch]:
         a, b = f[0], f[1]
         cs = max(x for x in bounds if x <= a)
         neg = _negation_at(s, a, cs)
+        if neg < 0:
+            neg = _negation_inside(s, a, b)
         out.append(PartMatch(a, b, neg >= 0, bool(_COMPARED.search(s[max(cs, a - 16):a])), neg, f[2]))
     return out
 
