@@ -136,7 +136,10 @@ def _is_list(sent: str) -> bool:
                for c in re.split(r"[,，:：]", flat)[1:]):
             return False
         return sum(1 for x in bare if units(x) <= 8) >= 0.75 * len(items)
-    if len(items) >= 4 and len(bare) == len(items) and all(units(x) <= 3 for x in items):
+    # four or more comma-separated verbless terms: identifiers up to three words, a Chinese term up to four
+    # characters ("tid < s，smem[tid + s]，__syncthreads()，树形归约，数据竞争")
+    if len(items) >= 4 and len(bare) == len(items) and \
+            all(units(x) <= 3 or (units(x) <= 4 and _CJK_RUN.fullmatch(x.strip())) for x in items):
         return True
     return _keyword_soup(top)
 
