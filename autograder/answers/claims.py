@@ -293,15 +293,18 @@ def _numbers(s: str, *, listed: bool = True):
         yield m.start(), m.end(), value
 
 
-def _negation_inside(s: str, a: int, b: int) -> int:
+def _negation_inside(regex: re.Pattern, s: str, a: int, b: int) -> int:
     """A regex paraphrase whose gap runs across a clause ("部分和.{0,10}直接相加" over "部分和基准不同，不能直接
-    相加") is negated by a negation in its last clause, as if that clause stood alone."""
+    相加") is negated by a negation in its last clause, as if that clause stood alone — unless the negation
+    is the paraphrase's own word ("越界….{0,30}不会报错"): the paraphrase no longer matches without it."""
     inner = [m.end() for m in re.finditer(r"[,;:]", s[a:b])]
     if not inner:
         return -1
     tail_start = a + inner[-1]
-    neg = list(_NEG.finditer(s, tail_start, b))
-    return neg[0].start() if neg else -1
+    for neg in _NEG.finditer(s, tail_start, b):
+        if regex.search(s[a:neg.start()] + s[neg.end():b]):
+            return neg.start()
+    return -1
 
 
 def part_matches(part: Part, s: str) -> List[PartMatch]:
@@ -327,8 +330,8 @@ def part_matches(part: Part, s: str) -> List[PartMatch]:
         a, b = f[0], f[1]
         cs = max(x for x in bounds if x <= a)
         neg = _negation_at(s, a, cs)
-        if neg < 0:
-            neg = _negation_inside(s, a, b)
+        if neg < 0 and part.regex is not None and f[2] is True:
+            neg = _negation_inside(part.regex, s, a, b)
         out.append(PartMatch(a, b, neg >= 0, bool(_COMPARED.search(s[max(cs, a - 16):a])), neg, f[2]))
     return out
 

@@ -193,6 +193,8 @@ def _confidence(spec: Spec, out: Outcome, n: int) -> Tuple[float, Tuple[str, ...
         reasons.append("vocabulary")
     if out.rejected:
         reasons.append("quoted_misconception")
+    if out.soup and out.points < out.max_points:
+        reasons.append("connective_chain")   # a sentence of connective-strung terms earned nothing: a person confirms
     if out.term_credit and out.points:
         reasons.append("term_list")          # a point for naming terms, no claim in prose: a person confirms it
     return conf, tuple(reasons)
