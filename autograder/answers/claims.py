@@ -192,11 +192,23 @@ def _is_causal_soup(sent: str) -> bool:
     more 因为 / 所以 / 导致 / so / because … in one sentence, about one for every two clauses or more.  A
     reasoned chain spreads its steps over sentences and says *why* each follows; a sentence that is
     mostly connectives asserts links it never argues, and a reader grades it as no explanation."""
-    k = len(_CAUSAL.findall(sent))
+    found = list(_CAUSAL.finditer(sent))
+    k = len(found)
     if k < SOUP_CONNECTIVES:
         return False
     flat = re.sub(r"\([^()]*\)", " ", sent)
-    return k >= 0.4 * len(clause_bounds(flat))
+    if k < 0.4 * len(clause_bounds(flat)):
+        return False
+    if k > SOUP_CONNECTIVES:
+        return True
+    # exactly four: a reasoned chain runs one way (因为 A，所以 B，因此 C，所以 D); pasted terms turn back
+    # ("…，所以 X，因为 Y"), reach for 导致, or put two connectives in one clause ("所以 fmaxf 因为 NaN 传播")
+    words = [m.group(0) for m in found]
+    backward = {"因为", "由于", "because", "since"}
+    turns_back = any(w in backward for w in words[1:]) and any(w not in backward for w in words[:-1])
+    bounds = clause_bounds(sent) + [len(sent) + 1]
+    crowded = any(sum(1 for m in found if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
+    return turns_back or crowded or "导致" in words
 
 
 def _is_fragment(sent: str) -> bool:
