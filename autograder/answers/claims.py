@@ -36,7 +36,7 @@ FRAGMENT_UNITS = 10                      # a verbless note up to this many words
 MAX_GAP = 30                             # words between two consecutive parts of one pattern
 _COMPARED = re.compile(r"(?:比|相比|than|compared (?:to|with))\s*$")
 _BECAUSE = re.compile(r"因为|由于|是因为|原因是|源于|取决于|\bbecause\b|\bsince\b|\bdue to\b|\bas a result of\b|"
-                      r"\bthanks to\b|\bcaused by\b|\bwhen\b|当|在.{0,12}时")
+                      r"\bthanks to\b|\bcaused by\b|\bwhen\b|当|(?<![存现实所正好])在[^,;:]{1,12}时")    # not 存在，…时
 _CONTINUES = re.compile(r"^(?:此时|这时|这样|于是|所以|因此|因而|从而|结果|那么|然后|这会|这就|这导致|它会|就会|进而|"
                         r"\bso\b|\bthus\b|\bhence\b|\btherefore\b|\bthen\b|\bthis\b|\bwhich\b|\bas a result\b|\bthat\b|\bit\b)")
 
@@ -63,6 +63,7 @@ _QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,80})[”\"」』]")
 
 # A list item or fragment has no predicate; prose does.
 _PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|=|→|<|>|"
+                        r"越[^,;:]{1,8}越|"                        # "br 越大重复读越少" relates two quantities
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|must|"
                         r"needs?|has|have|does|do|turns?|produces?)\b")
 
@@ -76,7 +77,7 @@ _OPERAND = re.compile(r"[a-z_)\]][\s]*[*/]\s*$|[*/^]\s*$")     # "k*4 字节" is
 class Span:
     start: int                  # offsets in the normalised answer
     end: int
-    kind: str                   # prose | list | window (a sentence and the one continuing it)
+    kind: str                   # prose | list | soup (connective-strung terms) | window (a sentence and the next)
     first_end: int = -1         # window: where its first sentence ends (the first part must be there)
 
 
@@ -136,7 +137,10 @@ def _is_list(sent: str) -> bool:
                for c in re.split(r"[,，:：]", flat)[1:]):
             return False
         return sum(1 for x in bare if units(x) <= 8) >= 0.75 * len(items)
-    if len(items) >= 4 and len(bare) == len(items) and all(units(x) <= 3 for x in items):
+    # four or more comma-separated verbless terms: identifiers up to three words, a Chinese term up to four
+    # characters ("tid < s，smem[tid + s]，__syncthreads()，树形归约，数据竞争")
+    if len(items) >= 4 and len(bare) == len(items) and \
+            all(units(x) <= 3 or (units(x) <= 4 and _CJK_RUN.fullmatch(x.strip())) for x in items):
         return True
     return _keyword_soup(top)
 
@@ -178,6 +182,35 @@ def _keyword_soup(s: str) -> bool:
     return len(words) >= 8 and sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8
 
 
+_CAUSAL = re.compile(r"因为|所以|导致|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"
+                     r"\bleads? to\b")
+SOUP_CONNECTIVES = 4                     # causal connectives in one sentence that make it a chain of pasted terms
+
+
+def _is_causal_soup(sent: str) -> bool:
+    """Terms strung together by causal connectives ("因为 X 所以 Y，导致 Z，所以 W 因为 V，因此 …"): four or
+    more 因为 / 所以 / 导致 / so / because … in one sentence, about one for every two clauses or more.  A
+    reasoned chain spreads its steps over sentences and says *why* each follows; a sentence that is
+    mostly connectives asserts links it never argues, and a reader grades it as no explanation."""
+    found = list(_CAUSAL.finditer(sent))
+    k = len(found)
+    if k < SOUP_CONNECTIVES:
+        return False
+    flat = re.sub(r"\([^()]*\)", " ", sent)
+    if k < 0.4 * len(clause_bounds(flat)):
+        return False
+    if k > SOUP_CONNECTIVES:
+        return True
+    # exactly four: a reasoned chain runs one way (因为 A，所以 B，因此 C，所以 D); pasted terms turn back
+    # ("…，所以 X，因为 Y"), reach for 导致, or put two connectives in one clause ("所以 fmaxf 因为 NaN 传播")
+    words = [m.group(0) for m in found]
+    backward = {"因为", "由于", "because", "since"}
+    turns_back = any(w in backward for w in words[1:]) and any(w not in backward for w in words[:-1])
+    bounds = clause_bounds(sent) + [len(sent) + 1]
+    crowded = any(sum(1 for m in found if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
+    return turns_back or crowded or "导致" in words
+
+
 def _is_fragment(sent: str) -> bool:
     """A verbless scrap ("negative variance", "- NaN", "寄存器压力；occupancy 下降" as telegraphic notes);
     one that states a number ("朴素 12 B") is a claim."""
@@ -216,6 +249,8 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
         if _is_list(s):
             listy += n
             spans.append(Span(a, b, "list"))     # claims found here count toward a term list only
+        elif _is_causal_soup(s):
+            spans.append(Span(a, b, "soup"))     # asserts (its contradictions count), establishes nothing
         else:
             if _is_fragment(s):
                 listy += n
@@ -270,6 +305,20 @@ def _numbers(s: str, *, listed: bool = True):
         yield m.start(), m.end(), value
 
 
+def _negation_inside(regex: re.Pattern, s: str, a: int, b: int) -> int:
+    """A regex paraphrase whose gap runs across a clause ("部分和.{0,10}直接相加" over "部分和基准不同，不能直接
+    相加") is negated by a negation in its last clause, as if that clause stood alone — unless the negation
+    is the paraphrase's own word ("越界….{0,30}不会报错"): the paraphrase no longer matches without it."""
+    inner = [m.end() for m in re.finditer(r"[,;:]", s[a:b])]
+    if not inner:
+        return -1
+    tail_start = a + inner[-1]
+    for neg in _NEG.finditer(s, tail_start, b):
+        if regex.search(s[a:neg.start()] + s[neg.end():b]):
+            return neg.start()
+    return -1
+
+
 def part_matches(part: Part, s: str) -> List[PartMatch]:
     """Matches of one part in span text ``s`` (normalised), with polarity."""
     bounds = clause_bounds(s)
@@ -293,6 +342,8 @@ def part_matches(part: Part, s: str) -> List[PartMatch]:
         a, b = f[0], f[1]
         cs = max(x for x in bounds if x <= a)
         neg = _negation_at(s, a, cs)
+        if neg < 0 and part.regex is not None and f[2] is True:
+            neg = _negation_inside(part.regex, s, a, b)
         out.append(PartMatch(a, b, neg >= 0, bool(_COMPARED.search(s[max(cs, a - 16):a])), neg, f[2]))
     return out
 
@@ -315,7 +366,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     the view stated in one clause)."""
     quoted_hit = None
     for span in text.spans:
-        if assertion and span.kind == "list":
+        if assertion and span.kind == "list" or not assertion and span.kind == "soup":
             continue
         s = text.norm[span.start:span.end]
         ms = []
@@ -324,7 +375,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
             if key not in cache:
                 cache[key] = part_matches(p, s)
             ms.append(cache[key])
-        if assertion and pattern[0].regex is not None:
+        if assertion and len(pattern) > 1 and pattern[0].regex is not None:   # 它 names a subject, not a claim
             ms[0] = ms[0] + _anaphora(pattern[0], text, span, s)
         if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):
             first = _in_one_clause(pattern, ms, span, s, consequence)

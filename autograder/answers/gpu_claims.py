@@ -19,7 +19,7 @@ from typing import List, Optional
 from .normalise import normalise, sentences
 
 MEASURE = re.compile(
-    r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|实际运行|运行时间(?:为|是)|"
+    r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|试过|实际运行|运行时间(?:为|是)|"
     r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时|"
     r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\bi ran\b|\bwe ran\b|\bran it\b|"
     r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)", re.I)
@@ -35,7 +35,7 @@ CITATION = re.compile(
     r"llm\.c|readme|论文|博客|上面的|上文|lesson|course|table|published|reported|according to|documentation|"
     r"the paper|docs?\b|listed|cited", re.I)
 HYPOTHETICAL = re.compile(
-    r"如果|假如|假设|若(?!干)|(?<![主需只就还正])要是|应该|应当|预计|估计|预期|理论上|按理|照理|推测|推算|预估|大概|也许|或许|"
+    r"如果|假如|假设|若(?!干)|(?<![主需只就还正])要是|应该|应当|预计|估计|预期|理论上|按理|照理|推测|推算|预估|大概(?!\s*[0-9.])|也许|或许|"
     r"\bif\b|\bwould\b|\bcould\b|\bshould\b|\bmight\b|\bmay\b|\bexpect(?:ed)?\b|\bestimate|\btheoretical|\bin theory\b|"
     r"\bwhen run on\b|\bon a real gpu\b", re.I)
 NEGATED = re.compile(r"没有|没|未|无法|不能|不可能|并未|从未|\bnot\b|\bnever\b|\bno\b|\bwithout\b|仅静态|静态审查|"

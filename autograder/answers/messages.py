@@ -13,6 +13,7 @@ REVIEW = {
     "quoted_misconception": "答案引用并反驳了一个常见误解，请确认读法",
     "too_long": "答案过长，只自动评了前 20000 个字符",
     "term_list": "只列了术语（没有成句的因果说明），术语分需要老师确认",
+    "connective_chain": "有句子用因为 / 所以 / 导致把术语串在一起，这样的句子没有计分，请确认读法",
 }
 
 
@@ -36,6 +37,8 @@ def item_message(out: Outcome, nudge: str, copied: int) -> str:
         parts.append(f"这句话与正确结论相反，不得分：「{clip(r.hit.evidence)}」" + (f"（{r.claim.why}）" if r.claim.why else ""))
     for why, ev in out.misconceptions + out.false_claims:
         parts.append(f"概念错误：「{clip(ev)}」（{why}）")
+    if out.soup:
+        parts.append("用因为 / 所以 / 导致把术语一个接一个串起来，没有说明每一步为什么成立，这样的句子不计分")
     if out.listy:
         parts.append("只列出了术语或短语（关键词堆砌），没有用完整的句子说明因果（最多 1 分）")
     elif out.term_credit:

@@ -50,6 +50,7 @@ class Outcome:
     false_claims: List[Tuple[str, str]] = field(default_factory=list)     # asserted, not vetoing
     rejected: List[str] = field(default_factory=list)                    # quoted-and-rejected evidence
     listy: bool = False
+    soup: bool = False                 # a sentence of terms strung together by causal connectives
     term_credit: bool = False
     unanswered: List[str] = field(default_factory=list)   # parts of the question (asks) no claim answers
     vocabulary: float = 0.0
@@ -136,6 +137,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
     out.rejected += [r.quoted.evidence for r in results if r.quoted]
     out.listy = text.listy_share >= LISTY_SHARE
     est = [r for r in results if r.status == "established"]
+    out.soup = any(sp.kind == "soup" for sp in text.spans)
     in_prose = [r for r in est if r.hit.span.kind != "list"]
     wrong = len(out.contradicted) + len(out.misconceptions) + len(out.false_claims)
     n = len(est) if not out.listy else 0
@@ -148,7 +150,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
         pts = 1.0
     else:
         pts = 0.0
-    if pts == 0 and max_points > 1 and not wrong and out.listy:
+    if pts == 0 and max_points > 1 and not wrong and out.listy and not out.soup:
         named = sum(1 for c in spec.claims if _names_terms(c, text, cache))
         if est or named >= spec.term_list * len(spec.claims):
             out.term_credit = True
@@ -191,6 +193,8 @@ def _confidence(spec: Spec, out: Outcome, n: int) -> Tuple[float, Tuple[str, ...
         reasons.append("vocabulary")
     if out.rejected:
         reasons.append("quoted_misconception")
+    if out.soup and out.points < out.max_points:
+        reasons.append("connective_chain")   # a sentence of connective-strung terms earned nothing: a person confirms
     if out.term_credit and out.points:
         reasons.append("term_list")          # a point for naming terms, no claim in prose: a person confirms it
     return conf, tuple(reasons)

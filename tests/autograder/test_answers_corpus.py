@@ -20,7 +20,7 @@ HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_he
 # Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
 # failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
 BELOW = {
-    "agreement": {"heldout", "heldout_new", "heldout_f"},   # exact agreement below 85 %
+    "agreement": {"heldout_new"},                           # exact agreement below 85 %
     "stuffed": {"heldout"},                                 # one keyword-stuffed answer above 1 point
     "false_veto": {"heldout", "heldout_f"},                 # false vetoes
     "flips": {"heldout", "heldout_new", "heldout_f"},       # more than one pass/fail flip
