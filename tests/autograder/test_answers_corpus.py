@@ -23,7 +23,7 @@ BELOW = {
     "agreement": {"heldout_new"},                           # exact agreement below 85 %
     "stuffed": {"heldout"},                                 # one keyword-stuffed answer above 1 point
     "false_veto": {"heldout", "heldout_f"},                 # false vetoes
-    "flips": {"heldout", "heldout_new", "heldout_f"},       # more than one pass/fail flip
+    "flips": {"heldout_new", "heldout_f"},                  # more than one pass/fail flip
 }
 
 

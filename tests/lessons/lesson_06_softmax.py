@@ -39,10 +39,17 @@ ANSWERS = (
                      "for the naive one and 8 bytes when the row is cached in shared memory. Softmax is "
                      "memory-bound, so the time is proportional to this traffic. Caching costs K*4 bytes of shared "
                      "memory per block, which lowers occupancy."),
-    full_marks("q3", "Threads without elements join the reduction with the initial value, so the max must start at "
+    # the question asks for three inputs' outputs; this answer leaves out the -inf ones: 1
+    not_vetoed("q3", "Threads without elements join the reduction with the initial value, so the max must start at "
                      "-inf, the identity. If the initial value is 0, a row of -1e4 gets max = 0, every exp "
                      "underflows and 0/0 produces NaN. A NaN row: fmaxf ignores NaN but exp(NaN) makes the sum "
-                     "NaN, so the whole row is NaN (torch policy)."),
+                     "NaN, so the whole row is NaN (torch policy).", points=1),
+    full_marks("q3", "Threads without elements join the reduction with the initial value, so the max must start at "
+                     "-inf, the identity. If the initial value is 0, a row of -1e4 gets max = 0, every exp "
+                     "underflows and 0/0 produces NaN. With some -inf entries, exp(-inf - max) = 0, so those "
+                     "positions output 0 and the rest are normalised as usual. A row that is all -inf has "
+                     "max = -inf and -inf - (-inf) = NaN, so the whole row outputs NaN. A NaN row: fmaxf ignores "
+                     "NaN but exp(NaN) makes the sum NaN, so the whole row is NaN (torch policy)."),
     full_marks("q2", "本课三遍的 kernel 读 3 次 x 写 1 次 y，一个元素 16 字节；朴素的读两次写一次是 12 字节；整行放片上的只读"
                      "一次写一次，8 字节。softmax 一个元素就一次 exp，算得很少，卡在访存上，所以时间基本跟字节数成正比。"
                      "缓存整行的代价是每个 block 占 K*4 字节的 shared memory，能同时驻留的 block 就少了，occupancy 下降。"),
