@@ -19,6 +19,7 @@ from typing import Callable, Dict, List
 from .jobs import GradeJob, GradeOutcome, Status, grade_job
 
 OnResult = Callable[[Dict], None]
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _child(job: Dict, out_path: str) -> None:
@@ -26,6 +27,7 @@ def _child(job: Dict, out_path: str) -> None:
     os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the coordinator decides when a worker stops
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)   # blocked by the coordinator around the fork
     fd = os.open(os.devnull, os.O_RDWR)
     os.dup2(fd, 0)
     os.dup2(fd, 1)
@@ -72,8 +74,14 @@ class LocalPool:
                     sys.stdout.flush()
                     sys.stderr.flush()
                     proc = ctx.Process(target=_child, args=(job.to_dict(), str(out)), daemon=False)
-                    proc.start()
-                    running[proc.pid] = (proc, job, out, time.monotonic())
+                    # a stop signal between the fork and this bookkeeping would leave a worker nobody kills (and
+                    # the coordinator's exit waiting for it): it waits, blocked, until the worker is on the list
+                    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+                    try:
+                        proc.start()
+                        running[proc.pid] = (proc, job, out, time.monotonic())
+                    finally:
+                        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 for pid, (proc, job, out, t0) in list(running.items()):
                     alive = proc.is_alive()
                     if alive and time.monotonic() - t0 <= self.limit_s:
@@ -91,6 +99,8 @@ class LocalPool:
         finally:
             for proc, *_ in running.values():
                 _kill_group(proc)
+            for proc in multiprocessing.active_children():    # none should be left; never wait for one at exit
+                _kill_group(proc)
             for p in tmp.glob("*"):
                 p.unlink()
             tmp.rmdir()
@@ -99,8 +109,8 @@ class LocalPool:
 def _kill_group(proc) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    except (ProcessLookupError, PermissionError):    # not (yet) the leader of its own group
+        proc.kill()
     proc.join(timeout=10)
 
 
