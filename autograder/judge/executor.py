@@ -38,8 +38,19 @@ def trusted_runtime_files() -> Dict[str, str]:
     for mode in ("native", "memcheck", "racecheck"):
         for obj in build.runtime_objects(mode):
             files[f"cache/cpu/{obj.name}"] = str(obj)
-    main = build.memcheck_main_object(build.user_flags(()))    # the lessons' flags; others build their own
+    native = build.runtime_objects("native")
+    build.allowed_symbols(native)
+    allowed = build.allowed_symbols_file(native)
+    if allowed.exists():
+        files[f"cache/cpu/{allowed.name}"] = str(allowed)
+    flags = build.user_flags(())                  # the lessons' flags; other flags build their own
+    main = build.memcheck_main_object(flags)
     files[f"cache/cpu/{main.name}"] = str(main)
+    for mode_flags in (build.NATIVE_FLAGS, build.RACECHECK_FLAGS, build.MEMCHECK_FLAGS):
+        header = build.precompiled_header(mode_flags, flags)
+        if header.parent != build.INCLUDE_DIR:
+            for f in (header, header.with_name("emu.h.gch")):
+                files[f"cache/cpu/{header.parent.name}/{f.name}"] = str(f)
     return files
 
 

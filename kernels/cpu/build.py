@@ -329,6 +329,33 @@ def runtime_objects(mode: str) -> List[Path]:
     return objs
 
 
+def precompiled_header(mode_flags: Sequence[str], flags: Sequence[str]) -> Path:
+    """The ``-include`` path of emu.h precompiled for one build mode and user flags (``<dir>/emu.h`` beside
+    ``<dir>/emu.h.gch``): every build includes it, and parsing it with the C++ headers it pulls in was a third of
+    a small kernel's compile. GCC takes the .gch only when the flags match and otherwise reads the header
+    itself; where the .gch cannot be built, the header in the source tree is returned."""
+    d = cache_dir()
+    tag = hashlib.sha256("\0".join([*mode_flags, *flags]).encode()).hexdigest()[:12]
+    pdir = d / f"rt-{runtime_version()}-pch-{tag}"
+    if (pdir / "emu.h.gch").exists():
+        return pdir / "emu.h"
+    with _Lock(d / (pdir.name + ".lock")):
+        if (pdir / "emu.h.gch").exists():
+            return pdir / "emu.h"
+        tmp = Path(tempfile.mkdtemp(dir=d))
+        shutil.copyfile(INCLUDE_DIR / "emu.h", tmp / "emu.h")
+        cmd = [CXX, *BASE_FLAGS, *mode_flags, *flags, "-I", str(INCLUDE_DIR), "-x", "c++-header",
+               str(INCLUDE_DIR / "emu.h"), "-o", str(tmp / "emu.h.gch")]
+        if subprocess.run(cmd, capture_output=True, text=True).returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return INCLUDE_DIR / "emu.h"
+        try:
+            os.rename(tmp, pdir)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return pdir / "emu.h"
+
+
 def memcheck_main_object(flags: Sequence[str]) -> Path:
     """The memcheck runner's ``main`` (runtime/memcheck_main.cpp), compiled once per (runtime version, user
     flags) instead of in every memcheck build: it is half of a small kernel's memcheck build time."""
@@ -378,10 +405,23 @@ def _nm(args: List[str]) -> List[str]:
     return proc.stdout.split() if proc.returncode == 0 else []
 
 
+def allowed_symbols_file(runtime_objs: Sequence[Path]) -> Path:
+    """Where ``allowed_symbols`` keeps its answer for these runtime objects (listing libm and libgcc with nm took
+    a quarter of a second in every fresh process that built a kernel: each sandboxed notebook run, each build)."""
+    tag = hashlib.sha256("\0".join(p.name for p in runtime_objs).encode()).hexdigest()[:12]
+    return cache_dir() / f"rt-{runtime_version()}-allowed-{tag}.json"
+
+
 def allowed_symbols(runtime_objs: Sequence[Path]) -> set:
     """Symbols user device code may reference: the runtime's own, libm's, libgcc's and the C++ ABI's."""
     key = tuple(str(p) for p in runtime_objs)
     if key not in _allowed_cache:
+        stored = allowed_symbols_file(runtime_objs)
+        try:
+            _allowed_cache[key] = set(json.loads(stored.read_text()))
+            return _allowed_cache[key]
+        except (OSError, ValueError, TypeError):
+            pass
         ok = set(_ABI_SYMBOLS) | _HARMLESS_LIBC
         for obj in runtime_objs:
             ok |= set(_nm(["--defined-only", "--format=just-symbols", str(obj)]))
@@ -392,6 +432,13 @@ def allowed_symbols(runtime_objs: Sequence[Path]) -> set:
         if libgcc and os.path.exists(libgcc):        # the compiler's arithmetic helpers (__popcountdi2, ...)
             ok |= set(_nm(["--defined-only", "--format=just-symbols", libgcc]))
         _allowed_cache[key] = ok
+        try:
+            fd, tmp = tempfile.mkstemp(dir=stored.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                json.dump(sorted(ok), f)
+            _publish(Path(tmp), stored)
+        except OSError:
+            pass
     return _allowed_cache[key]
 
 
@@ -462,7 +509,8 @@ def _compile(mode: str, tmp: str, tu: str, user_code: str, flags: List[str], obj
              callables: Sequence[str] = ()) -> None:
     src = Path(tmp) / "module.cpp"
     src.write_text(tu)
-    common = ["-I", str(INCLUDE_DIR), "-include", str(INCLUDE_DIR / "emu.h")]
+    mode_flags = {"native": NATIVE_FLAGS, "racecheck": RACECHECK_FLAGS}.get(mode, MEMCHECK_FLAGS)
+    common = ["-I", str(INCLUDE_DIR), "-include", str(precompiled_header(mode_flags, flags))]
     if mode == "native":
         obj = Path(tmp) / "module.o"
         _run_compiler([CXX, *BASE_FLAGS, *NATIVE_FLAGS, *flags, *common, "-c", str(src), "-o", str(obj)], tmp,
