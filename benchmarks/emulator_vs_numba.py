@@ -107,6 +107,14 @@ def emulator_time(M: int, N: int, repeats: int):
     return min(walls), min(cpus)
 
 
+def require_numba() -> None:
+    # checked before any timing: the simulator runs in a child, where a missing numba is a bare ModuleNotFoundError
+    import importlib.util
+    if importlib.util.find_spec("numba") is None or importlib.util.find_spec("numba.cuda") is None:
+        raise SystemExit("numba's CUDA simulator is not installed: pip install -e '.[bench]' (numba-cuda), "
+                         "or pass --skip-numba to time the emulator alone")
+
+
 def numba_time(M: int, N: int):
     proc = subprocess.run([sys.executable, "-c", NUMBA_SCRIPT, str(M), str(N)], capture_output=True, text=True,
                           timeout=3600)
@@ -123,6 +131,8 @@ def main() -> None:
     ap.add_argument("--sim-n", type=int, default=1024)
     ap.add_argument("--skip-numba", action="store_true")
     a = ap.parse_args()
+    if not a.skip_numba:
+        require_numba()
     rows = []
     big_wall, big_cpu = emulator_time(1024, 4096, a.repeats)
     rows.append(("emulator (g++ -O2, fibers)", 1024, 4096, big_wall, big_cpu))
