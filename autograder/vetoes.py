@@ -13,6 +13,8 @@ from typing import Any, Dict, List, Optional
 from . import notebook as nbio
 
 BLANK = nbio.BLANK
+# the vetoes a notebook's own template edits raise (the gpu-claim and misconception vetoes come from answers)
+TEMPLATE_VETO_IDS = ("template_edit", "assert_removed", "tolerance_loosened")
 
 
 @dataclass
