@@ -31,7 +31,9 @@ _SIGNIFICAND = re.compile(
 _MAXIMUM = re.compile(
     r"(?:最大(?:有限)?(?:值|的数|可表示的?数|能表示的?数)?|能表示的最大(?:的)?数|\bmax(?:imum)?(?: finite value)?\b|"
     r"\blargest (?:finite )?(?:value|number)\b|上限|\btops out at\b)\s*"
-    r"(?:是|为|只有|才|也就|就|=|:|约|大约|about|is|of|at|only|~)*\s*" + _NUMBER)
+    r"(?:是|为|只有|才|也就|就|=|:|约|大约|about|is|of|at|only|~)*\s*" + _NUMBER +
+    # a format's maximum has no unit: "拷贝上限 4223 GB/s" next to "fp32" is a bandwidth ceiling, not FP32's maximum
+    r"(?!\s*(?:[kmgtp]i?b\b|[kmgtp]i?b/s|b/s|bytes?\b|字节|ms\b|us\b|μs|ns\b|秒|s\b|%|倍|x\b|×|个|次|行|列|flops?\b))")
 _WARP_THREADS = re.compile(
     r"(?:有|是|包含|由|=|:|\bof\b|\bhas\b|\bis\b|\bcontains\b)\s*" + _NUMBER + r"\s*(?:个)?\s*(?:线程|threads|lanes)")
 

@@ -136,3 +136,18 @@ def test_gpu_claim_vetoes_only_without_a_gpu(text):
 ])
 def test_citations_hypotheticals_and_emulator_runs_are_no_gpu_claim(text):
     assert gpu_claim(text, "cpu") is None, text
+
+
+@pytest.mark.parametrize("text, wrong", [
+    ("FP16 的最大值是 65536，所以会溢出。", True),
+    ("FP16 有 16 位有效位。", True),
+    ("FP16 的最大有限值是 65504，FP32 约 3.4e38。", False),
+    ("FP16 只有 11 位有效位，FP32 有 24 位。", False),
+    # a bandwidth ceiling written next to a format is not that format's maximum
+    ("表里 fp32、C=768 的 LayerNorm 达到 4084 GB/s，约为拷贝上限 4223 GB/s 的 96.7%。", False),
+    ("fp32 时 max 是 3.1 ms，fp16 时上限 2 倍。", False),
+])
+def test_a_course_constant_with_a_wrong_value_is_a_false_claim(text, wrong):
+    from autograder.answers.facts import false_facts
+    from autograder.answers.normalise import normalise
+    assert bool(false_facts(normalise(text), lambda i: False)) is wrong, text
