@@ -59,3 +59,27 @@ def veto_message(item: str, why: str) -> str:
 def gpu_veto_message(item: str, backend) -> str:
     where = "没有记录到 GPU 运行" if backend is None else f"本次运行的后端是 {backend}（没有 GPU）"
     return f"回答「{item}」声称有自己的 GPU 实测结果，但{where}：没有运行过的结果不能说成实测。"
+
+
+_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
+
+
+def scoring_note(rubric: dict, points: float) -> str:
+    """The 评分说明 line under a question: what earns full points, in words, without the answer.
+
+    One numbered part per ``asks`` value (the parts of the question; full points need each), named by the
+    ``topic`` of its claims; a claim without ``asks`` is a part of its own."""
+    groups, order = {}, []
+    for c in rubric.get("claims") or []:
+        key = str(c.get("asks") or "") or f"#{c['id']}"
+        if key not in groups:
+            order.append(key)
+            groups[key] = []
+        if c.get("topic") and c["topic"] not in groups[key]:
+            groups[key].append(c["topic"])
+    parts = "；".join(f"{_CIRCLED[i]} {'、'.join(groups[k])}" for i, k in enumerate(order) if groups[k])
+    if points <= 1:
+        return (f"> 评分说明：{points:g} 分需要用完整的句子说清 {parts}，并说出原因（因为……所以……）。"
+                "只列术语不得分；与正确结论相反的说法不得分。")
+    return (f"> 评分说明：{points:g} 分需要说清 {parts}，并用正确的因果链把它们连起来（因为……所以……，导致……）。"
+            "只说对一部分得 1 分；只列术语最多 1 分；任何一句与正确结论相反的因果说法（例如把两种情况说反、数字算错）得 0 分。")

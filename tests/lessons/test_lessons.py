@@ -14,9 +14,10 @@ lesson tables in lesson_NN_*.py (machinery in proof.py):
 """
 import os
 
+import nbformat
 import pytest
 
-from autograder import cases, check, config
+from autograder import cases, check, config, scoring_notes
 
 import proof
 
@@ -74,6 +75,13 @@ def test_reference_answer_scores_full_marks(spec, item_id):
     assert res.points == config.lesson(spec.id)["items"][item_id]["points"], res.message
     assert not res.vetoes and not res.needs_review, (res.vetoes, res.review_reasons)
     assert all(c.status == "established" for c in res.claims if c.core), res.claims
+
+
+@pytest.mark.parametrize("spec", proof.per_lesson())
+def test_each_question_states_what_earns_full_points(spec):
+    # the 评分说明 under each written question names the parts its rubric needs (python -m autograder.scoring_notes)
+    nb = nbformat.read(spec.solution, as_version=4)
+    assert not scoring_notes.stale(nb, spec.id), scoring_notes.stale(nb, spec.id)
 
 
 @pytest.mark.parametrize("spec, answer", proof.answer_params())
