@@ -44,7 +44,7 @@ _CONTINUES = re.compile(r"^(?:此时|这时|这样|于是|所以|因此|因而|�
 _FRAME = re.compile(
     r"(?:有人|很多人|不少人|常有人|许多人|一些人|有些人|别人|大家|人们|网上|有的人|有的同学|有同学|初学者|"
     r"有(?:的|些)(?:资料|教程|文章|书))(?:会|也|常|常常|经常|总是|一直)?(?:说|认为|以为|觉得|讲|声称|主张|写)|"
-    r"(?:通常|常|一般)?(?:被)?(?:认为|以为)|误以为|误认为|所谓|(?:常见|典型)的?(?:误解|错误|说法|误区)|一种(?:常见的)?(?:误解|误区|说法)|"
+    r"(?:通常|常|一般)?(?:被)?(?:认为|以为)|误以为|误认为|所谓|(?:常见|典型)的?(?:误解|错误|说法|误区)|(?:一|1)种(?:常见的)?(?:误解|误区|说法)|(?:常见|流行)(?:的)?(?:一|1)种(?:误解|误区|说法)|"
     r"\bsome(?:one| people| students| sources)? (?:says?|thinks?|believes?|claims?)\b|"
     r"\b(?:many |some )?(?:people|students|beginners) (?:often |sometimes |usually )?(?:say|think|believe|claim|assume)\b|"
     r"\bit is (?:a )?(?:common )?(?:myth|misconception|mistake|wrong|false|not true) (?:to (?:think|say) )?that\b|"
@@ -56,6 +56,7 @@ _SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|m
                              r"might think|tempting")
 _REJECT = re.compile(
     r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错了|不对|并非如此|不是这样|这是误解|误解|"
+    r"只(?:说)?对了?(?:一|1)?小?半|"            # "这句话只对了一小半"
     r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
     r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
     r"\bbut\b|\bhowever\b|\byet\b")

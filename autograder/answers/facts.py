@@ -31,9 +31,14 @@ _SIGNIFICAND = re.compile(
 _MAXIMUM = re.compile(
     r"(?:最大(?:有限)?(?:值|的数|可表示的?数|能表示的?数)?|能表示的最大(?:的)?数|\bmax(?:imum)?(?: finite value)?\b|"
     r"\blargest (?:finite )?(?:value|number)\b|上限|\btops out at\b)\s*"
-    r"(?:是|为|只有|才|也就|就|=|:|约|大约|about|is|of|at|only|~)*\s*" + _NUMBER +
+    r"(?:是|为|只有|才|也就|就|=|:|约|大约|about|is|of|at|only|~)*\s*"
+    r"(?:2\s*(?:\^|\*\*)\s*\d+\s*(?:-\s*\d+\s*)?=\s*)?" + _NUMBER +       # "最大数就是 2^11 = 2048"
     # a format's maximum has no unit: "拷贝上限 4223 GB/s" next to "fp32" is a bandwidth ceiling, not FP32's maximum
     r"(?!\s*(?:[kmgtp]i?b\b|[kmgtp]i?b/s|b/s|bytes?\b|字节|ms\b|us\b|μs|ns\b|秒|s\b|%|倍|x\b|×|个|次|行|列|flops?\b))")
+# the size of one value ("FP32 每个 2 字节"); not a traffic count ("fp32 每元素 12 字节" counts several values)
+_VALUE_BYTES = re.compile(
+    r"\s*(?:的)?\s*(?:数|值|数据|类型|元素类型)?\s*(?:是|为|占|只占|有|is|takes|uses|每个(?!元素)|一个|每个数|每个值|each)*\s*"
+    + _NUMBER + r"\s*(?:个)?\s*(?:字节|bytes?\b|b\b)(?!\s*(?:/|每|per\b))")
 _WARP_THREADS = re.compile(
     r"(?:有|是|包含|由|=|:|\bof\b|\bhas\b|\bis\b|\bcontains\b)\s*" + _NUMBER + r"\s*(?:个)?\s*(?:线程|threads|lanes)")
 
@@ -53,10 +58,33 @@ FACTS: Tuple[Fact, ...] = (
     Fact("bf16", _SIGNIFICAND, lambda v: v in (7, 8), "BF16 有 8 位有效位（7 位尾数加隐含的 1 位）"),
     Fact("fp32", _SIGNIFICAND, lambda v: v in (23, 24), "FP32 有 24 位有效位（23 位尾数加隐含的 1 位）"),
     Fact("fp32", _MAXIMUM, lambda v: 3.3e38 <= v <= 3.5e38, "FP32 的最大有限值约 3.4e38"),
+    Fact("fp32", _VALUE_BYTES, lambda v: v == 4, "一个 FP32 数占 4 字节", near=0),
+    Fact("fp16", _VALUE_BYTES, lambda v: v == 2, "一个 FP16 数占 2 字节", near=0),
+    Fact("bf16", _VALUE_BYTES, lambda v: v == 2, "一个 BF16 数占 2 字节", near=0),
     Fact("warp", _WARP_THREADS, lambda v: v == 32, "一个 warp 是 32 个线程", near=12),
 )
 
 _SENTENCE = re.compile(r"[。！？!?;；\n]|\.(?=\s|$)")
+
+
+_COUNTED = re.compile(r"\d\s*(?:个|x|×)?\s*(?:连续|相邻)?的?\s*$")
+_COMPARED = re.compile(r"(?:跟|和|与|同|像|比|\bthan|\bas|\blike)\s*$")
+
+
+def _attributes(fact: Fact, s: str, mentions):
+    """The attribute matches of ``fact`` in sentence ``s`` whose subject is ``fact.subject``."""
+    if fact.near == 0:          # the attribute follows its subject directly ("FP32 每个 2 字节")
+        for start, end, name in mentions:
+            if _COUNTED.search(s[:start]):
+                continue        # "32 个连续的 float = 128 字节", "A、B 各 1 个 float 8 字节": a total, not one value
+            m = fact.attribute.match(s, end) if name == fact.subject else None
+            if m:
+                yield m
+        return
+    for m in fact.attribute.finditer(s):
+        before = [x for x in mentions if x[1] <= m.start()]
+        if before and before[-1][2] == fact.subject and m.start() - before[-1][1] <= fact.near:
+            yield m
 
 
 def false_facts(norm: str, in_quote: Callable[[int], bool]) -> List[Tuple[str, str]]:
@@ -66,14 +94,14 @@ def false_facts(norm: str, in_quote: Callable[[int], bool]) -> List[Tuple[str, s
     ends = starts[1:] + [len(norm)]
     for a, b in zip(starts, ends):
         s = norm[a:b]
-        mentions = sorted((m.start(), m.end(), name) for name, rx in _SUBJECTS.items() for m in rx.finditer(s))
+        # a format named as the object of a comparison is not what the sentence is about:
+        # "BF16 的指数位跟 FP32 一样是 8 位，但只有 8 位有效位" states BF16's significand
+        mentions = sorted((m.start(), m.end(), name) for name, rx in _SUBJECTS.items() for m in rx.finditer(s)
+                          if not _COMPARED.search(s[max(0, m.start() - 6):m.start()]))
         if not mentions:
             continue
         for fact in FACTS:
-            for m in fact.attribute.finditer(s):
-                before = [x for x in mentions if x[1] <= m.start()]
-                if not before or before[-1][2] != fact.subject or m.start() - before[-1][1] > fact.near:
-                    continue
+            for m in _attributes(fact, s, mentions):
                 raw = next(g for g in m.groups() if g)
                 try:
                     value = float(raw.replace(",", ""))

@@ -97,6 +97,7 @@ def test_other_numbers_do_not_count(claim, text):
     ("常有人说 Welford 更快。其实相反", True),
     ("It is a myth that Welford is faster.", True),
     ("很多人误以为 Welford 更快", True),
+    ("网上常见一种说法：“Welford 更快”。这句话只对了一小半。", True),
     ("Welford 更快", False),
     ("我认为 Welford 更快", False),                        # the student's own view
 ])

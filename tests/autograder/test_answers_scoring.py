@@ -146,6 +146,13 @@ def test_citations_hypotheticals_and_emulator_runs_are_no_gpu_claim(text):
     # a bandwidth ceiling written next to a format is not that format's maximum
     ("表里 fp32、C=768 的 LayerNorm 达到 4084 GB/s，约为拷贝上限 4223 GB/s 的 96.7%。", False),
     ("fp32 时 max 是 3.1 ms，fp16 时上限 2 倍。", False),
+    ("FP16 能表示的最大数就是 2^11 = 2048，所以会溢出。", True),
+    # the size of one value, not a traffic count per element
+    ("FP32 每个 2 字节，一个 [N, V] 张量约 0.77 GiB。", True),
+    ("FP32 是 4 字节，FP16 和 BF16 都是 2 字节。", False),
+    ("fp32 每元素 12 字节（读两遍写一遍）。", False),
+    # a format named as what another is compared with is not the subject
+    ("BF16 的指数位跟 FP32 一样是 8 位，但只有 8 位有效位。", False),
 ])
 def test_a_course_constant_with_a_wrong_value_is_a_false_claim(text, wrong):
     from autograder.answers.facts import false_facts
