@@ -62,10 +62,10 @@ _REJECT = re.compile(
 _QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,80})[”\"」』]")
 
 # A list item or fragment has no predicate; prose does.
-_PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|=|→|<|>|"
+_PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|返回|等于|只用|不用|=|→|<|>|"
                         r"越[^,;:]{1,8}越|"                        # "br 越大重复读越少" relates two quantities
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|must|"
-                        r"needs?|has|have|does|do|turns?|produces?)\b")
+                        r"needs?|has|have|does|do|turns?|produces?|returns?|equals?)\b")
 
 # ASCII boundaries only: CJK letters count as \w in Python, and "每元素16字节" has a number in it.
 _NUM = re.compile(r"(?<![a-z0-9_.])([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)"
@@ -114,6 +114,12 @@ _ITEM_VERB = re.compile(r"是|为|会|得到|导致|使|让|变成|变为|造成
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|"
                         r"must|needs?|has|have|does|do|turns?|produces?)\b")
 _DUN = re.compile(r"[、]")
+
+
+def _item_verb(x: str) -> bool:
+    """An item states something: a verb of claim, or an arrow step between two terms of four or more words
+    ("x − max <= 0 → 每项 ∈ (0, 1]"); a bare formula such as "rsqrtf(0) → inf" stays a term."""
+    return bool(_ITEM_VERB.search(x)) or ("→" in x and units(x) >= 4)
 _COMMA = re.compile(r"[,，、]")
 _CJK_GAP = re.compile(r"[\u4e00-\u9fff][ \t]+(?=[\u4e00-\u9fff])")
 
@@ -126,9 +132,9 @@ def _is_list(sent: str) -> bool:
     words).  Parenthesised asides are ignored; prose clauses between commas are not items."""
     top = re.sub(r"\([^()]*\)", " ", sent)
     items = _items(top, _COMMA)
-    bare = [x for x in items if not _ITEM_VERB.search(x)]
+    bare = [x for x in items if not _item_verb(x)]
     if len(_DUN.findall(top)) >= 2 and len(items) >= 3:
-        if any(units(x) >= 4 and _ITEM_VERB.search(x) for x in (items[0], items[-1])):
+        if any(units(x) >= 4 and _item_verb(x) for x in (items[0], items[-1])):
             return False      # an enumeration inside prose: "代价是：要记 n、mean、m2 三个数"
         # a clause of the sentence outside its enumerations that states something makes the
         # enumerations noun phrases of prose: "标准实现：写 S、读 S 写 P、读 P，共 4T² 个 float，再加…"
@@ -211,10 +217,18 @@ def _is_causal_soup(sent: str) -> bool:
     return turns_back or crowded or "导致" in words
 
 
+_EN_WORD = re.compile(r"\b[a-z][a-z'-]*\b")
+
+
 def _is_fragment(sent: str) -> bool:
     """A verbless scrap ("negative variance", "- NaN", "寄存器压力；occupancy 下降" as telegraphic notes);
-    one that states a number ("朴素 12 B") is a claim."""
-    return units(sent) <= FRAGMENT_UNITS and not _PREDICATE.search(sent) and not _NUM.search(sent)
+    one that states a number ("朴素 12 B") is a claim, and so is an English sentence of six or more words
+    with two function words ("for small shapes the launch overhead dominates the runtime"): its verb is
+    one no list of verbs names."""
+    if units(sent) > FRAGMENT_UNITS or _PREDICATE.search(sent) or _NUM.search(sent):
+        return False
+    words = _EN_WORD.findall(sent)
+    return not (len(words) >= 6 and sum(1 for w in words if _FUNCTION.fullmatch(w)) >= 2)
 
 
 def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
@@ -364,7 +378,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     "大正数会上溢，大负数会下溢" does not say that large positives underflow.  With ``consequence`` the
     second clause may be the 所以 / so consequence of the first (what zeroes an item; a veto needs
     the view stated in one clause)."""
-    quoted_hit = None
+    quoted_hit = list_hit = None
     for span in text.spans:
         if assertion and span.kind == "list" or not assertion and span.kind == "soup":
             continue
@@ -386,10 +400,13 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
         if first is None:
             continue
         hit = Hit(span, s, text.in_quote(span.start + first), first)
-        if not hit.quoted:
+        if not hit.quoted and span.kind != "list":
             return hit
+        if not hit.quoted:
+            list_hit = list_hit or hit      # a later sentence in prose may state what a term list names
+            continue
         quoted_hit = quoted_hit or hit
-    return quoted_hit
+    return list_hit or quoted_hit
 
 
 _PRONOUN = re.compile(r"它们?|(?:^|(?<=[,;:]))\s*(?:it|this)\b")
@@ -428,7 +445,20 @@ def gap_units(s: str, a: int, b: int, span: Span) -> int:
 
 def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,
               nearest: bool = False) -> Optional[int]:
-    """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None."""
+    """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None.
+    Each occurrence of the first part is tried in turn: "m_new 取两边的最大值：……，m_o − m_new 都 <= 0"
+    links its second mention of m_new to "<= 0" when the first mention is too far from it."""
+    if len(pattern) < 2 or len(ms[0]) < 2:
+        return _in_order_from(pattern, ms, span, span_text, nearest)
+    for m0 in ms[0]:
+        first = _in_order_from(pattern, [[m0]] + list(ms[1:]), span, span_text, nearest)
+        if first is not None:
+            return first
+    return None
+
+
+def _in_order_from(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,
+                   nearest: bool = False) -> Optional[int]:
     pos, first, prev = 0, None, None
     for i, (part, cands) in enumerate(zip(pattern, ms)):
         ok = [m for m in cands if m.start >= pos and not (i == 0 and m.compared)]

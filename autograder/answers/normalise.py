@@ -48,7 +48,7 @@ _SYMBOL_RES = [(re.compile(p), r) for p, r in _SYMBOLS]
 # one spelling, so a rubric paraphrase lists each term once.
 _VARIANTS = {"规约": "归约", "共用内存": "共享内存", "共享存储器": "共享内存", "全域内存": "全局内存", "线程区块": "线程块",
              "暂存器": "寄存器", "执行绪": "线程", "溢位": "溢出", "快取": "缓存", "位元组": "字节", "存取": "访问",
-             "频宽": "带宽", "效能": "性能",
+             "频宽": "带宽", "效能": "性能", "値": "值",          # 値: the Japanese form of 值 (OpenCC keeps it)
              "结合率": "结合律"}                  # a common homophone typo (率 / 律 are both lǜ)
 _VARIANT_RE = re.compile("|".join(map(re.escape, sorted(_VARIANTS, key=len, reverse=True))))
 
@@ -154,7 +154,7 @@ def normalise(text: str) -> str:
 
 # ----------------------------------------------------------------------------- splitting
 
-_SENTENCE_END = re.compile(r"[。！？!?;；\n]+|\.(?=\s|$)")
+_SENTENCE_END = re.compile(r"[。！？!?;；\n]+|(?<!\bi\.e)(?<!\be\.g)(?<!\bvs)(?<!\betc)(?<!\bcf)\.(?=\s|$)")   # not "i.e." / "e.g."
 _CLAUSE_END = re.compile(r"[,，:：、]|\bbut\b|\bwhile\b|\bwhereas\b|\bhowever\b|但是|但|而是|然而")
 
 

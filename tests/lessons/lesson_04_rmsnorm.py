@@ -49,9 +49,9 @@ ANSWERS = (
     partial("q2", "For an all-zero row the mean square is 0, so without eps rsqrtf(0) = inf and 0 * inf produces "
                   "NaN. With eps inside the sqrt the scale is bounded by 1/sqrt(eps), so the output stays finite.",
             missed="outside_useless"),
-    full_marks("q3", "FP16 has a max value of 65504, so any |x| > 256 makes x*x overflow to inf, which leads to "
+    partial("q3", "FP16 has a max value of 65504, so any |x| > 256 makes x*x overflow to inf, which leads to "
                      "inv_rms = rsqrt(inf) = 0 and the row output becomes zeros. FP32 accumulation does not "
-                     "overflow; the cost is one __half2float conversion per element, bandwidth is unchanged."),
+                     "overflow; the cost is one __half2float conversion per element, bandwidth is unchanged.", missed="precision"),
     full_marks("q2", "Take an all-zero row: its mean square is 0, so without eps rsqrtf(0) is inf and the output "
                      "0 * inf is NaN, which then spreads. With eps inside the root the radicand is at least eps, so "
                      "the scale is at most 1/sqrt(eps) and the row comes out as zeros. Writing rsqrtf(ms) + eps does "
