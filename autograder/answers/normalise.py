@@ -67,6 +67,8 @@ _CN_NUM = re.compile(r"(?<![零〇一二两三四五六七八九十百])(?![零�
                      r"([零〇一二两三四五六七八九十百]+)(?=\s*(?:遍|次|个|字节|位|倍|轮|步|行|列|级|阶段|种|份|"
                      r"条|趟|组|块|维|层|字|元素|kernel|warp|block|线程))")
 
+_ONE_NOT_COUNT = set("同每任某哪唯另这那")
+
 _CONTRACTIONS = [(r"\bcan't\b|\bcannot\b", "can not"), (r"\bwon't\b", "will not"), (r"\bshan't\b", "shall not"),
                  (r"\b(\w+)n't\b", r"\1 not"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
 _CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
@@ -138,7 +140,9 @@ def normalise(text: str) -> str:
     for rx, rep in _SYMBOL_RES:      # before LaTeX stripping, which would turn \epsilon into a bare word
         t = rx.sub(rep, t)
     t = _strip_latex(t)
-    t = _CN_NUM.sub(lambda m: str(_cn_number(m.group(1))), t)
+    # "同一个" / "每一个" / "这一个" name one thing, they count nothing ("同一个基准" = "同一基准")
+    t = _CN_NUM.sub(lambda m: m.group(0) if m.group(1) == "一" and m.start() and t[m.start() - 1] in _ONE_NOT_COUNT
+                    else str(_cn_number(m.group(1))), t)
     t = re.sub(r"(\d+(?:\.\d+)?)\s*的\s*([-+]?\d+)\s*次方", r"\1^\2", t)     # 2 的 24 次方 -> 2^24
     # an A-not-A question negates nothing: "它会不会是负数" asks, it does not say "不会是负数"
     t = re.sub(r"(会|是|能|有|要|可|用|对)(?:不|没)\1", r"是否\1", t)
