@@ -79,6 +79,7 @@ class Span:
     end: int
     kind: str                   # prose | list | soup (connective-strung terms) | window (a sentence and the next)
     first_end: int = -1         # window: where its first sentence ends (the first part must be there)
+    semi: bool = False          # a window joined by a semicolon only: it establishes, it asserts nothing
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,7 @@ def _keyword_soup(s: str) -> bool:
 
 _CAUSAL = re.compile(r"因为|所以|导致|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"
                      r"\bleads? to\b")
+SEMI_RUN = 3                             # segments joined by semicolons that still read as one sentence
 SOUP_CONNECTIVES = 4                     # causal connectives in one sentence that make it a chain of pasted terms
 
 
@@ -256,6 +258,18 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
     sents = sentences(norm)
     spans: List[Span] = []
     listy = total = 0
+    # a semicolon after sentence k; runs[k]: how many segments its run of semicolon-joined segments has
+    # (prose joins two or three halves of a thought that way, telegraphic notes string many together)
+    semi = [k + 1 < len(sents) and ";" in norm[sents[k][1]:sents[k + 1][0]] for k in range(len(sents))]
+    runs, k = [0] * len(sents), 0
+    while k < len(sents):
+        j = k
+        while j < len(sents) and semi[j]:
+            j += 1
+        for i in range(k, j + 1):
+            if i < len(sents):
+                runs[i] = j - k + 1
+        k = j + 1
     for k, (a, b) in enumerate(sents):
         s = norm[a:b]
         n = units(s)
@@ -269,8 +283,12 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
             if _is_fragment(s):
                 listy += n
             spans.append(Span(a, b, "list" if _is_fragment(s) else "prose"))
-            if k + 1 < len(sents) and _CONTINUES.search(norm[sents[k + 1][0]:sents[k + 1][1]]):
-                spans.append(Span(a, sents[k + 1][1], "window", first_end=b))
+            # a sentence that continues this one ("此时…", "so…"), or one after a semicolon, which joins two
+            # halves of one thought ("…上一轮别的线程写的；只有栅障保证写完才读")
+            if k + 1 < len(sents):
+                cont = bool(_CONTINUES.search(norm[sents[k + 1][0]:sents[k + 1][1]]))
+                if cont or (semi[k] and runs[k] <= SEMI_RUN):
+                    spans.append(Span(a, sents[k + 1][1], "window", first_end=b, semi=not cont))
     return Text(norm, sents, spans, _quotes(norm, sents), listy / total if total else 0.0)
 
 
@@ -380,7 +398,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     the view stated in one clause)."""
     quoted_hit = list_hit = None
     for span in text.spans:
-        if assertion and span.kind == "list" or not assertion and span.kind == "soup":
+        if assertion and (span.kind == "list" or span.semi) or not assertion and span.kind == "soup":
             continue
         s = text.norm[span.start:span.end]
         ms = []
