@@ -495,6 +495,7 @@ def _in_order_from(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Spa
 
 
 _CONSEQUENCE = re.compile(r"\s*(?:所以|因此|因而|从而|于是|导致|就会|才会|结果|进而|以致|使得|\bso\b|\bthus\b|\bhence\b|"
+                         r"(?:是|就是|正是)?因为|是由于|\bbecause\b|"      # "X 之所以快，是因为 Y": Y is what X is said to rest on
                          r"\btherefore\b|\bwhich (?:means|makes|causes|gives)\b)")
 
 
