@@ -72,6 +72,7 @@ FILLS = (
 )
 
 ANSWERS = (
+    wrong("q3", "GPT-2 训练时用的就是 tanh 近似，所以推理也用它。逐元素 kernel 的时间由 flop 数决定，所以换更便宜的公式会变快；融合之所以快，是因为两个算子的 flop 减半了。"),
     term_only("q1", "grid-stride、线程总数、gridDim.x、blockDim.x、i < n、越界、重复处理、原地、gelu(gelu(x))、数据竞争。"),
     term_only("q2", "float4、16 字节对齐、视图、x[1:]、misaligned address、尾部、n % 4、标量循环、指令数。"),
     term_only("q3", "GPT-2、tanh、erf、训练、1e-4、访存受限、带宽、字节、融合、寄存器。"),
