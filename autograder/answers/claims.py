@@ -63,10 +63,10 @@ _REJECT = re.compile(
 _QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,80})[”\"」』]")
 
 # A list item or fragment has no predicate; prose does.
-_PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|=|→|<|>|"
+_PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|返回|等于|只用|不用|=|→|<|>|"
                         r"越[^,;:]{1,8}越|"                        # "br 越大重复读越少" relates two quantities
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|must|"
-                        r"needs?|has|have|does|do|turns?|produces?)\b")
+                        r"needs?|has|have|does|do|turns?|produces?|returns?|equals?)\b")
 
 # ASCII boundaries only: CJK letters count as \w in Python, and "每元素16字节" has a number in it.
 _NUM = re.compile(r"(?<![a-z0-9_.])([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)"
@@ -80,6 +80,7 @@ class Span:
     end: int
     kind: str                   # prose | list | soup (connective-strung terms) | window (a sentence and the next)
     first_end: int = -1         # window: where its first sentence ends (the first part must be there)
+    semi: bool = False          # a window joined by a semicolon only: it establishes, it asserts nothing
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,12 @@ _ITEM_VERB = re.compile(r"是|为|会|得到|导致|使|让|变成|变为|造成
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|"
                         r"must|needs?|has|have|does|do|turns?|produces?)\b")
 _DUN = re.compile(r"[、]")
+
+
+def _item_verb(x: str) -> bool:
+    """An item states something: a verb of claim, or an arrow step between two terms of four or more words
+    ("x − max <= 0 → 每项 ∈ (0, 1]"); a bare formula such as "rsqrtf(0) → inf" stays a term."""
+    return bool(_ITEM_VERB.search(x)) or ("→" in x and units(x) >= 4)
 _COMMA = re.compile(r"[,，、]")
 _CJK_GAP = re.compile(r"[\u4e00-\u9fff][ \t]+(?=[\u4e00-\u9fff])")
 
@@ -127,9 +134,9 @@ def _is_list(sent: str) -> bool:
     words).  Parenthesised asides are ignored; prose clauses between commas are not items."""
     top = re.sub(r"\([^()]*\)", " ", sent)
     items = _items(top, _COMMA)
-    bare = [x for x in items if not _ITEM_VERB.search(x)]
+    bare = [x for x in items if not _item_verb(x)]
     if len(_DUN.findall(top)) >= 2 and len(items) >= 3:
-        if any(units(x) >= 4 and _ITEM_VERB.search(x) for x in (items[0], items[-1])):
+        if any(units(x) >= 4 and _item_verb(x) for x in (items[0], items[-1])):
             return False      # an enumeration inside prose: "代价是：要记 n、mean、m2 三个数"
         # a clause of the sentence outside its enumerations that states something makes the
         # enumerations noun phrases of prose: "标准实现：写 S、读 S 写 P、读 P，共 4T² 个 float，再加…"
@@ -185,6 +192,7 @@ def _keyword_soup(s: str) -> bool:
 
 _CAUSAL = re.compile(r"因为|所以|导致|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"
                      r"\bleads? to\b")
+SEMI_RUN = 3                             # segments joined by semicolons that still read as one sentence
 SOUP_CONNECTIVES = 4                     # causal connectives in one sentence that make it a chain of pasted terms
 
 
@@ -212,10 +220,18 @@ def _is_causal_soup(sent: str) -> bool:
     return turns_back or crowded or "导致" in words
 
 
+_EN_WORD = re.compile(r"\b[a-z][a-z'-]*\b")
+
+
 def _is_fragment(sent: str) -> bool:
     """A verbless scrap ("negative variance", "- NaN", "寄存器压力；occupancy 下降" as telegraphic notes);
-    one that states a number ("朴素 12 B") is a claim."""
-    return units(sent) <= FRAGMENT_UNITS and not _PREDICATE.search(sent) and not _NUM.search(sent)
+    one that states a number ("朴素 12 B") is a claim, and so is an English sentence of six or more words
+    with two function words ("for small shapes the launch overhead dominates the runtime"): its verb is
+    one no list of verbs names."""
+    if units(sent) > FRAGMENT_UNITS or _PREDICATE.search(sent) or _NUM.search(sent):
+        return False
+    words = _EN_WORD.findall(sent)
+    return not (len(words) >= 6 and sum(1 for w in words if _FUNCTION.fullmatch(w)) >= 2)
 
 
 def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
@@ -243,6 +259,18 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
     sents = sentences(norm)
     spans: List[Span] = []
     listy = total = 0
+    # a semicolon after sentence k; runs[k]: how many segments its run of semicolon-joined segments has
+    # (prose joins two or three halves of a thought that way, telegraphic notes string many together)
+    semi = [k + 1 < len(sents) and ";" in norm[sents[k][1]:sents[k + 1][0]] for k in range(len(sents))]
+    runs, k = [0] * len(sents), 0
+    while k < len(sents):
+        j = k
+        while j < len(sents) and semi[j]:
+            j += 1
+        for i in range(k, j + 1):
+            if i < len(sents):
+                runs[i] = j - k + 1
+        k = j + 1
     for k, (a, b) in enumerate(sents):
         s = norm[a:b]
         n = units(s)
@@ -256,8 +284,12 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
             if _is_fragment(s):
                 listy += n
             spans.append(Span(a, b, "list" if _is_fragment(s) else "prose"))
-            if k + 1 < len(sents) and _CONTINUES.search(norm[sents[k + 1][0]:sents[k + 1][1]]):
-                spans.append(Span(a, sents[k + 1][1], "window", first_end=b))
+            # a sentence that continues this one ("此时…", "so…"), or one after a semicolon, which joins two
+            # halves of one thought ("…上一轮别的线程写的；只有栅障保证写完才读")
+            if k + 1 < len(sents):
+                cont = bool(_CONTINUES.search(norm[sents[k + 1][0]:sents[k + 1][1]]))
+                if cont or (semi[k] and runs[k] <= SEMI_RUN):
+                    spans.append(Span(a, sents[k + 1][1], "window", first_end=b, semi=not cont))
     return Text(norm, sents, spans, _quotes(norm, sents), listy / total if total else 0.0)
 
 
@@ -365,9 +397,9 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     "大正数会上溢，大负数会下溢" does not say that large positives underflow.  With ``consequence`` the
     second clause may be the 所以 / so consequence of the first (what zeroes an item; a veto needs
     the view stated in one clause)."""
-    quoted_hit = None
+    quoted_hit = list_hit = None
     for span in text.spans:
-        if assertion and span.kind == "list" or not assertion and span.kind == "soup":
+        if assertion and (span.kind == "list" or span.semi) or not assertion and span.kind == "soup":
             continue
         s = text.norm[span.start:span.end]
         ms = []
@@ -387,10 +419,13 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
         if first is None:
             continue
         hit = Hit(span, s, text.in_quote(span.start + first), first)
-        if not hit.quoted:
+        if not hit.quoted and span.kind != "list":
             return hit
+        if not hit.quoted:
+            list_hit = list_hit or hit      # a later sentence in prose may state what a term list names
+            continue
         quoted_hit = quoted_hit or hit
-    return quoted_hit
+    return list_hit or quoted_hit
 
 
 _PRONOUN = re.compile(r"它们?|(?:^|(?<=[,;:]))\s*(?:it|this)\b")
@@ -429,7 +464,20 @@ def gap_units(s: str, a: int, b: int, span: Span) -> int:
 
 def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,
               nearest: bool = False) -> Optional[int]:
-    """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None."""
+    """Start of the earliest in-order match of the pattern's parts (greedy by earliest end), or None.
+    Each occurrence of the first part is tried in turn: "m_new 取两边的最大值：……，m_o − m_new 都 <= 0"
+    links its second mention of m_new to "<= 0" when the first mention is too far from it."""
+    if len(pattern) < 2 or len(ms[0]) < 2:
+        return _in_order_from(pattern, ms, span, span_text, nearest)
+    for m0 in ms[0]:
+        first = _in_order_from(pattern, [[m0]] + list(ms[1:]), span, span_text, nearest)
+        if first is not None:
+            return first
+    return None
+
+
+def _in_order_from(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,
+                   nearest: bool = False) -> Optional[int]:
     pos, first, prev = 0, None, None
     for i, (part, cands) in enumerate(zip(pattern, ms)):
         ok = [m for m in cands if m.start >= pos and not (i == 0 and m.compared)]
@@ -448,6 +496,7 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
 
 
 _CONSEQUENCE = re.compile(r"\s*(?:所以|因此|因而|从而|于是|导致|就会|才会|结果|进而|以致|使得|\bso\b|\bthus\b|\bhence\b|"
+                         r"(?:是|就是|正是)?因为|是由于|\bbecause\b|"      # "X 之所以快，是因为 Y": Y is what X is said to rest on
                          r"\btherefore\b|\bwhich (?:means|makes|causes|gives)\b)")
 
 

@@ -48,7 +48,7 @@ _SYMBOL_RES = [(re.compile(p), r) for p, r in _SYMBOLS]
 # one spelling, so a rubric paraphrase lists each term once.
 _VARIANTS = {"规约": "归约", "共用内存": "共享内存", "共享存储器": "共享内存", "全域内存": "全局内存", "线程区块": "线程块",
              "暂存器": "寄存器", "执行绪": "线程", "溢位": "溢出", "快取": "缓存", "位元组": "字节", "存取": "访问",
-             "频宽": "带宽", "效能": "性能",
+             "频宽": "带宽", "效能": "性能", "値": "值",          # 値: the Japanese form of 值 (OpenCC keeps it)
              "结合率": "结合律"}                  # a common homophone typo (率 / 律 are both lǜ)
 _VARIANT_RE = re.compile("|".join(map(re.escape, sorted(_VARIANTS, key=len, reverse=True))))
 
@@ -66,6 +66,8 @@ _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
 _CN_NUM = re.compile(r"(?<![零〇一二两三四五六七八九十百])(?![零〇][^零〇一二两三四五六七八九十百])"
                      r"([零〇一二两三四五六七八九十百]+)(?=\s*(?:遍|次|个|字节|位|倍|轮|步|行|列|级|阶段|种|份|"
                      r"条|趟|组|块|维|层|字|元素|kernel|warp|block|线程))")
+
+_ONE_NOT_COUNT = set("同每任某哪唯另这那")
 
 _CONTRACTIONS = [(r"\bcan't\b|\bcannot\b", "can not"), (r"\bwon't\b", "will not"), (r"\bshan't\b", "shall not"),
                  (r"\b(\w+)n't\b", r"\1 not"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
@@ -138,7 +140,9 @@ def normalise(text: str) -> str:
     for rx, rep in _SYMBOL_RES:      # before LaTeX stripping, which would turn \epsilon into a bare word
         t = rx.sub(rep, t)
     t = _strip_latex(t)
-    t = _CN_NUM.sub(lambda m: str(_cn_number(m.group(1))), t)
+    # "同一个" / "每一个" / "这一个" name one thing, they count nothing ("同一个基准" = "同一基准")
+    t = _CN_NUM.sub(lambda m: m.group(0) if m.group(1) == "一" and m.start() and t[m.start() - 1] in _ONE_NOT_COUNT
+                    else str(_cn_number(m.group(1))), t)
     t = re.sub(r"(\d+(?:\.\d+)?)\s*的\s*([-+]?\d+)\s*次方", r"\1^\2", t)     # 2 的 24 次方 -> 2^24
     # an A-not-A question negates nothing: "它会不会是负数" asks, it does not say "不会是负数"
     t = re.sub(r"(会|是|能|有|要|可|用|对)(?:不|没)\1", r"是否\1", t)
@@ -154,7 +158,7 @@ def normalise(text: str) -> str:
 
 # ----------------------------------------------------------------------------- splitting
 
-_SENTENCE_END = re.compile(r"[。！？!?;；\n]+|\.(?=\s|$)")
+_SENTENCE_END = re.compile(r"[。！？!?;；\n]+|(?<!\bi\.e)(?<!\be\.g)(?<!\bvs)(?<!\betc)(?<!\bcf)\.(?=\s|$)")   # not "i.e." / "e.g."
 _CLAUSE_END = re.compile(r"[,，:：、]|\bbut\b|\bwhile\b|\bwhereas\b|\bhowever\b|但是|但|而是|然而")
 
 

@@ -150,7 +150,10 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
         pts = 1.0
     else:
         pts = 0.0
-    if pts == 0 and max_points > 1 and not wrong and out.listy and not out.soup:
+    # every claim the answer names sits in a term list or a note (numbered notes such as "24 位有效位舍入；
+    # 多一次 launch" are not fragments, so the answer is not listy by share): it is graded as a term list
+    list_only = bool(est) and not in_prose
+    if pts == 0 and max_points > 1 and not wrong and (out.listy or list_only) and not out.soup:
         named = sum(1 for c in spec.claims if _names_terms(c, text, cache))
         if est or named >= spec.term_list * len(spec.claims):
             out.term_credit = True

@@ -26,7 +26,7 @@ CONTRADICTION_POLICIES = ("zero", "cancel")
 # Units a number slot may name; a list of paraphrases is accepted too.
 UNITS = {
     "bytes": ["字节", "byte", "bytes", "b"],
-    "bits": ["位", "bit", "bits", "比特"],
+    "bits": ["位", "bit", "bits", "比特", "significant bits", "significand bits", "mantissa bits", "bits of (mantissa|precision)"],
     "passes": ["遍", "次", "pass", "passes", "times", "reads", "趟"],
     "x": ["倍", "x"],
 }

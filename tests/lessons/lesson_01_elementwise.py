@@ -72,6 +72,7 @@ FILLS = (
 )
 
 ANSWERS = (
+    wrong("q3", "GPT-2 训练时用的就是 tanh 近似，所以推理也用它。逐元素 kernel 的时间由 flop 数决定，所以换更便宜的公式会变快；融合之所以快，是因为两个算子的 flop 减半了。"),
     term_only("q1", "grid-stride、线程总数、gridDim.x、blockDim.x、i < n、越界、重复处理、原地、gelu(gelu(x))、数据竞争。"),
     term_only("q2", "float4、16 字节对齐、视图、x[1:]、misaligned address、尾部、n % 4、标量循环、指令数。"),
     term_only("q3", "GPT-2、tanh、erf、训练、1e-4、访存受限、带宽、字节、融合、寄存器。"),
@@ -91,11 +92,11 @@ ANSWERS = (
     not_vetoed("q3", "tanh 形式并不更精确，erf 才是精确定义；GPT-2 用 tanh 是因为训练时用的就是它，"
                      "所以推理必须一致。"),
     not_vetoed("q2", "float4 并不减少字节数，读写的字节数不变，只是 load 指令变成四分之一。"),
-    full_marks("q1", "With a stride equal to the total number of threads in the grid, index i belongs only to thread "
+    partial("q1", "With a stride equal to the total number of threads in the grid, index i belongs only to thread "
                      "i mod S, so every element is processed exactly once, and the i < n guard keeps the extra threads "
                      "idle. If the stride is too small (blockDim.x), threads of different blocks cover the same "
                      "indices, so an element is processed twice; in place this leads to gelu(gelu(x)) because the "
-                     "second thread reads an already computed value, and it is a data race."),
+                     "second thread reads an already computed value, and it is a data race.", missed="guard_oob"),
     full_marks("q3", "GPT-2 was trained with the tanh approximation, so to reproduce its weights inference must use "
                      "the same function; the two forms differ by about 1e-4, far above float32 precision. An "
                      "elementwise kernel is memory-bound, so its time is roughly bytes / bandwidth: a cheaper "

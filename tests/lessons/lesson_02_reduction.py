@@ -110,11 +110,11 @@ ANSWERS = (
                      "threads tid >= s, which leads to a deadlock or undefined behaviour. The last 5 steps use "
                      "__shfl_down_sync within one warp: the 32 lanes exchange registers in lockstep, so no barrier "
                      "is needed."),
-    full_marks("q2", "Float addition is not associative because every addition rounds to 24 bits, so a different "
+    partial("q2", "Float addition is not associative because every addition rounds to 24 bits, so a different "
                      "BLOCK changes the tree shape (which numbers are added first) and therefore the last bits. "
                      "atomicAdd adds in the arrival order chosen by scheduling, so each run can differ. To get "
                      "reproducible results use a two-stage reduction with fixed G and BLOCK; the cost is a second "
-                     "launch and a partial array, so it is slower."),
+                     "launch and a partial array, so it is slower.", missed="meaning"),
 )
 
 LESSON = Lesson("02_reduction", blanks=(RIGHT,), anchors=(MAX_APPLY, MAX_IDENTITY, TREE_AND_WARP),

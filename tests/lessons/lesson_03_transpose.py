@@ -50,6 +50,8 @@ FILLS = (
 )
 
 ANSWERS = (
+    wrong("q3", "permute 只交换 T 和 NH，最内层 HS 个 float 在输入和输出两边都连续；相邻线程处理相邻的 d，HS = 64 时一个 warp 读写 32 个连续 float，只碰 4 个 sector。规律：连续段至少 128 字节才合并。HS 越大连续段越长，所以 HS = 128 时 permute 需要 tile。"),   # conditional, wrong direction: no veto
+    wrong("explain_code", "越界判断可以照抄读阶段的 c < cols && r + j < rows，因为转置前后元素个数一样。"),
     term_only("q1", "sector、32 个 sector、4 个 sector、跨步、1/8、有效带宽、shared memory、tile、__syncthreads、合并。"),
     term_only("q2", "32 个 bank、mod 32、32t + k、32 路冲突、wavefront、tile[32][33]、33t + k、4224 字节、occupancy。"),
     term_only("q3", "head permute、HS、最内层、连续、相邻线程、32 字节、HS ≥ 8、4 个 sector、HS = 1、退化、转置。"),

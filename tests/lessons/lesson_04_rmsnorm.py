@@ -25,6 +25,9 @@ FILLS = (
 )
 
 ANSWERS = (
+    wrong("q1", "RMSNorm 去掉了减均值和 beta，只按均方根缩放，因为尺度不变性才是稳定训练的关键。因为 RMSNorm 要 Σx 和 Σx² 两个统计量，所以要做两次 block 归约，而 LayerNorm 只要一次。"),   # swapped counts
+    full_marks("q1", "RMSNorm 只有 scale 没有 mean 和 beta → 稳定训练靠尺度不变性，效果差不多 → 只需 sum(x^2) 一个统计量 → 每行一次 block 归约 → 少一轮 shuffle + __syncthreads、不读 beta → 更便宜。"),   # arrow chain
+    partial("q3", "FP16 最大 65504，|x| > 256 时 x*x 就溢出成 inf，rsqrt(inf) = 0，整行输出被清零。FP32 累加范围到 3.4e38，不会溢出；代价只是每元素一次 __half2float，带宽不变。", missed="precision"),
     term_only("q1", "RMSNorm：均值、beta、缩放、一次归约、__syncthreads、shared memory、带宽。"),
     term_only("q2", "全零行、inf、NaN、根号里、1/sqrt(eps)、外面。"),
     term_only("q3", "FP16、65504、溢出、inf、有效位、舍入、FP32、带宽、__half2float、寄存器。"),
@@ -49,9 +52,9 @@ ANSWERS = (
     partial("q2", "For an all-zero row the mean square is 0, so without eps rsqrtf(0) = inf and 0 * inf produces "
                   "NaN. With eps inside the sqrt the scale is bounded by 1/sqrt(eps), so the output stays finite.",
             missed="outside_useless"),
-    full_marks("q3", "FP16 has a max value of 65504, so any |x| > 256 makes x*x overflow to inf, which leads to "
+    partial("q3", "FP16 has a max value of 65504, so any |x| > 256 makes x*x overflow to inf, which leads to "
                      "inv_rms = rsqrt(inf) = 0 and the row output becomes zeros. FP32 accumulation does not "
-                     "overflow; the cost is one __half2float conversion per element, bandwidth is unchanged."),
+                     "overflow; the cost is one __half2float conversion per element, bandwidth is unchanged.", missed="precision"),
     full_marks("q2", "Take an all-zero row: its mean square is 0, so without eps rsqrtf(0) is inf and the output "
                      "0 * inf is NaN, which then spreads. With eps inside the root the radicand is at least eps, so "
                      "the scale is at most 1/sqrt(eps) and the row comes out as zeros. Writing rsqrtf(ms) + eps does "

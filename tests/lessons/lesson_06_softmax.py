@@ -1,6 +1,6 @@
 """Lesson 6 (stable softmax): the blank, the wrong fill-ins and the families that must catch
 them, and the written-answer cases.  Proved by test_lessons.py."""
-from proof import (ALL, Fill, Lesson, NONE, full_marks, not_vetoed, stuffed, term_only, vetoed, wrong, zero)
+from proof import (ALL, Fill, Lesson, NONE, full_marks, not_vetoed, partial, stuffed, term_only, vetoed, wrong, zero)
 
 RIGHT = "expf(x - row_max)"
 
@@ -15,6 +15,8 @@ FILLS = (
 )
 
 ANSWERS = (
+    full_marks("q1", "exp(x)：x > 88.7 → inf，1e4 → 分子分母都 inf → inf/inf = NaN；全是 −1e4 → 全部下溢成 0 → 0/0 = NaN。减 max：分子分母同乘 e^−max 约掉，结果不变；x−max ≤ 0 → 每项 ∈ (0,1]、最大项 = 1 → 分母 ∈ [1,K] → 不溢出、不 0/0。"),   # arrow style
+    partial("explain_code", "返回 expf(x - row_max)。因为 x − row_max ≤ 0，每个 exp 都在 (0,1] 内，最大那项是 1，所以不会溢出；分子分母都乘了 exp(−row_max)，比值不变。", points=0, missed="neg_inf"),
     term_only("q1", "溢出、inf、NaN、88.7、平移不变、(0, 1]、下溢、0/0。"),
     term_only("q2", "三遍 16 字节、朴素 12 字节、缓存 8 字节、访存受限、带宽、耗时、occupancy、online。"),
     term_only("q3", "单位元 -inf、整数倍、初值为 0、NaN、mask、fmaxf、torch、策略。"),

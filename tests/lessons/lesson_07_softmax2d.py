@@ -24,6 +24,7 @@ FILLS = (
 )
 
 ANSWERS = (
+    full_marks("explain_code", "m_new 要取两边的最大值：这样合并后的状态仍然满足“m 是这组元素的最大值”，而且 m − m_new 和 m_o − m_new 都 ≤ 0，缩放因子都不超过 1，不会溢出。两边的和以各自的最大值为基准，基准不同不能直接相加，所以各乘 exp(旧最大值 − m_new)。合并满足结合律和交换律，所以逐元素、warp shuffle、block 和两阶段都能用同一个函数。"),
     term_only("q1", "平移不变、exp(0)、溢出、inf、下溢、0/0、NaN、88.7。"),
     term_only("q2", "K 个正数累加、11 位有效位、大数吃小数、65504、FP32、__float2half 写回。"),
     term_only("q3", "填不满 SM、串行、部分结果、chunk、合并、重新缩放、launch、往返。"),

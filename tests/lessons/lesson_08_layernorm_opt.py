@@ -31,12 +31,12 @@ ANSWERS = (
     wrong("explain_code", "只写 blockIdx.x 也可以，因为每个 block 处理一行。"),
     not_vetoed("q3", "block 一行并不总是更快：warp 一行只用 shuffle、不需要 __syncthreads，"
                      "所以 N 很大、C 较小时 warp 一行更好；block 一行最多 1024 线程分摊，因此适合 C 大，"
-                     "代价是 shared memory 归约和 __syncthreads 等待。", points=2),
-    full_marks("q1", "In v1 each thread owns a row, so at the same instant the 32 threads of a warp read addresses C floats "
+                     "代价是 shared memory 归约和 __syncthreads 等待。", points=1),   # C 大时 warp 一行的问题没说
+    partial("q1", "In v1 each thread owns a row, so at the same instant the 32 threads of a warp read addresses C floats "
                      "apart. Each address falls into a different memory segment, the request is split into 32 transactions "
                      "and there is no coalescing, so most of the bandwidth is wasted. v2 gives a row to a block and loops "
                      "i = tid; i += block_size, so neighbouring threads read neighbouring addresses and a warp's 32 loads "
-                     "coalesce into one 128-byte transaction."),
+                     "coalesce into one 128-byte transaction.", missed="tree"),
     full_marks("q2", "拆成三个 kernel，每次发射 kernel 都有几微秒的固定开销，三个就付三次；kernel 之间只能靠全局内存传东西，"
                      "mean 和 rstd 得先写回显存，下一个 kernel 再读回来，形状小的时候发射开销占大头。v3 融成一个 kernel "
                      "之后，mean 和 rstd 就留在寄存器里，用 cg::reduce 在 warp 里归约，两次发射和显存来回都省了。"),

@@ -51,11 +51,11 @@ ANSWERS = (
     zero("q3", "这一题和 GEMM 关系不大，我以后再补。"),
     # the memory-bound chain without saying what tiling changes
     partial("q1", "朴素 kernel 每次乘加都要从全局内存读 8 个字节，所以算术强度只有 0.25，远低于脊点，导致它受带宽限制。"),
-    full_marks("q1", "The naive kernel loads one float of A and one of B from global memory for every FMA, i.e. 8 bytes "
+    partial("q1", "The naive kernel loads one float of A and one of B from global memory for every FMA, i.e. 8 bytes "
                      "for 2 FLOPs, so its arithmetic intensity is 0.25 FLOP/B, far below the ridge point, which means "
                      "it is memory-bound. Tiling lets a block load a T x T tile of A and of B into shared memory once "
                      "and reuse every element T times, so global traffic drops by a factor of T and the intensity "
-                     "rises T times (about 4 for 16 x 16). The number of FLOPs does not change."),
+                     "rises T times (about 4 for 16 x 16). The number of FLOPs does not change.", missed="no_reuse"),
     full_marks("q3", "因为 K 方向尾部的元素要参与点积求和，所以越界的 A 列和 B 行必须补 0，0 乘任何有限数都是 0，不改变和；"
                      "M、N 方向越界的行列只产生矩阵之外的输出，写回时用 r < M && c < N 丢弃即可。"
                      "如果不判断，线程会越界读到数组末尾之后的内存，导致结果错误，模拟器的 memcheck 会报错。"),
