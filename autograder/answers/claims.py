@@ -57,6 +57,7 @@ _SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|m
 _REJECT = re.compile(
     r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错了|不对|并非如此|不是这样|这是误解|误解|"
     r"只(?:说)?对了?(?:一|1)?小?半|"            # "这句话只对了一小半"
+    r"后来(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
     r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
     r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
     r"\bbut\b|\bhowever\b|\byet\b")
@@ -112,7 +113,7 @@ def _items(sent: str, sep: re.Pattern) -> List[str]:
     return [x for x in sep.split(sent) if x.strip()]
 
 
-_ITEM_VERB = re.compile(r"是|为|会|得到|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|需要|能|可以|把|被|"
+_ITEM_VERB = re.compile(r"是|为|会|得到|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|需要|(?<![主重只])要(?![是么素])|能|可以|把|被|"
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|"
                         r"must|needs?|has|have|does|do|turns?|produces?)\b")
 _DUN = re.compile(r"[、]")
@@ -150,6 +151,11 @@ def _is_list(sent: str) -> bool:
     if len(items) >= 4 and len(bare) == len(items) and \
             all(units(x) <= 3 or (units(x) <= 4 and _CJK_RUN.fullmatch(x.strip())) for x in items):
         return True
+    # bare facts side by side: four or more comma-separated noun phrases (numbers allowed) with no predicate
+    # at all ("标准:s、p 写进显存,4t^2 个 float,访存受限,o(t^2) 显存"): notes, not a linked explanation
+    if len(items) >= 4 and not any(_PREDICATE.search(x) for x in items) and all(units(x) <= 6 for x in items) \
+            and not _EN_WORD.search(re.sub(r"[a-z0-9_]*\d[a-z0-9_]*|\b[a-z]{1,2}\b", " ", top).replace("float", "")):
+        return True
     return _keyword_soup(top)
 
 
@@ -185,6 +191,11 @@ def _keyword_soup(s: str) -> bool:
     if len(re.findall(r"[=*/+<>]", s)) >= 2:          # a formula, not a term list
         return False
     if sum(len(r) for r in runs) >= 6:                # mixed prose: its function words are Chinese
+        return False
+    # an arrow chain of phrases ("rounding n/4 up → last float4 reads past the end → need scalar tail") links
+    # its steps: a correct causal link written as an arrow is a link, not a term list
+    steps = [x for x in s.split("→")]
+    if len(steps) >= 2 and all(len(_EN_WORD.findall(x)) >= 2 for x in steps):
         return False
     words = [w for w in re.split(r"[\s,;:()]+", s) if re.fullmatch(r"[a-z][a-z0-9_'-]*", w)]
     return len(words) >= 8 and sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8
@@ -239,8 +250,10 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
     for k, (a, b) in enumerate(sents):
         s = norm[a:b]
         for f in _FRAME.finditer(s):
-            if re.match(r"(?:我|我们)", s[max(0, f.start() - 2):f.start()]) and not _SELF_REJECTING.search(f.group(0)):
-                continue           # "我认为 X" is the student's own claim
+            if re.search(r"(?:我|我们)(?:一开始|起初|原来|本来|之前|曾经|还)?$", s[max(0, f.start() - 6):f.start()]) \
+                    and not _SELF_REJECTING.search(f.group(0)) \
+                    and not ("以为" in f.group(0) and _REJECT.search(s, f.end())):
+                continue           # "我认为 X" is the student's own claim; "我以为 X，后来发现…" retracts it
             rej = _REJECT.search(s, f.end())
             if rej:
                 out.append((a + f.start(), a + rej.start()))
@@ -428,6 +441,7 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     return list_hit or quoted_hit
 
 
+_BUT = re.compile(r"但是|但|然而|不过|可是|\bbut\b|\bhowever\b")
 _PRONOUN = re.compile(r"它们?|(?:^|(?<=[,;:]))\s*(?:it|this)\b")
 
 
@@ -439,6 +453,10 @@ def _anaphora(part: Part, text: Text, span: Span, s: str) -> List[PartMatch]:
     starts = [a for a, _ in text.sentences if a <= span.start]
     since = starts[-2] if len(starts) >= 2 else 0          # the previous sentence or this one
     for m in _PRONOUN.finditer(s):
+        # "它们拿什么数来算都无所谓——但是读的时候照样不能越界": the sentence itself denies the referent's view
+        but = _BUT.search(s, m.end())
+        if but and any(pm.negated for pm in part_matches(part, s[but.end():])):
+            continue
         if part.regex.search(text.norm, since, span.start + m.start()):
             cs = max(x for x in bounds if x <= m.start())
             neg = _negation_at(s, m.start(), cs)

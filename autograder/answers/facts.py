@@ -64,7 +64,7 @@ FACTS: Tuple[Fact, ...] = (
     Fact("warp", _WARP_THREADS, lambda v: v == 32, "一个 warp 是 32 个线程", near=12),
 )
 
-_SENTENCE = re.compile(r"[。！？!?;；\n]|\.(?=\s|$)")
+_SENTENCE = re.compile(r"[。！？?;；\n]|!(?!=)|\.(?=\s|$)")
 
 
 _COUNTED = re.compile(r"\d\s*(?:个|x|×)?\s*(?:连续|相邻)?的?\s*$")

@@ -158,7 +158,7 @@ def normalise(text: str) -> str:
 
 # ----------------------------------------------------------------------------- splitting
 
-_SENTENCE_END = re.compile(r"[。！？!?;；\n]+|(?<!\bi\.e)(?<!\be\.g)(?<!\bvs)(?<!\betc)(?<!\bcf)\.(?=\s|$)")   # not "i.e." / "e.g."
+_SENTENCE_END = re.compile(r"(?:[。！？?;；\n]|!(?!=))+|(?<!\bi\.e)(?<!\be\.g)(?<!\bvs)(?<!\betc)(?<!\bcf)\.(?=\s|$)")   # not "i.e." / "e.g."
 _CLAUSE_END = re.compile(r"[,，:：、]|\bbut\b|\bwhile\b|\bwhereas\b|\bhowever\b|但是|但|而是|然而")
 
 

@@ -119,3 +119,29 @@ def test_quoted_to_reject(text, quoted):
 def test_validate_names_the_key(bad, where):
     with pytest.raises(SpecError, match=where):
         validate(bad)
+
+
+# round 6 (engine): "!=" is not a sentence end; an English arrow chain of phrases is a link, not keyword soup;
+# four or more predicate-free comma-separated noun phrases are bare facts side by side (a list); a 、 item
+# with 要 states something; "我以为 X，后来发现…" retracts the student's own earlier view.
+@pytest.mark.parametrize("text,kinds", [
+    ("n % 4 ≠ 0 → 末尾凑不满 → 要标量尾部", ["prose"]),
+    ("misaligned pointer → float4 load faults → fall back to the scalar loop", ["prose"]),
+    ("cuda graph kernel launch overhead dominant small shapes memory bound fused", ["list"]),
+    ("标准：S、P 写进显存，4T² 个 float，访存受限，O(T²) 显存", ["list"]),
+    ("标准实现把 S 写进显存，再读回来，共 4T² 个 float，所以访存受限", ["prose"]),
+    ("代价：第二遍要重新算 exp、多读一遍 logits、原地写后 logits 丢了", ["prose"]),
+])
+def test_round6_span_kinds(text, kinds):
+    t = cm.analyse(text)
+    assert [s.kind for s in t.spans if s.kind != "window"] == kinds
+
+
+@pytest.mark.parametrize("text,quoted", [
+    ("我一开始以为减最大值会改变结果，后来才发现分子分母同乘一个常数会约掉。", True),
+    ("起初我以为 atomicAdd 是确定的，后来看明白了：模拟器按固定顺序执行。", True),
+    ("我以为减最大值会改变结果。", False),
+    ("我认为减最大值不改变结果，因为分子分母同乘一个常数。", False),
+])
+def test_round6_retracted_own_view(text, quoted):
+    assert bool(cm.analyse(text).quoted) == quoted
