@@ -50,6 +50,13 @@ FILLS = (
 )
 
 ANSWERS = (
+    # round 6: global memory given banks, the padding aligning rows to global memory, permute-as-transpose needing a tile
+    vetoed("q2", "全局内存里也会产生 32 路 bank conflict，所以要 padding。"),
+    vetoed("q2", "+1 填充让每行错开全局内存的对齐边界，所以没有冲突。"),
+    vetoed("q3", "head permute 就是转置，所以必须用 tile。"),
+    not_vetoed("q2", "bank conflict 只存在于 shared memory，全局内存没有 bank，全局内存的问题是 sector 浪费。"),
+    # the naive read's 4 sectors is not a wrong count for the write
+    partial("q1", "朴素版的读是一行 32 个相邻 float，4 个 sector；写是 32 个不同的行，32 个 sector，有效带宽只有 1/8。"),
     wrong("q3", "permute 只交换 T 和 NH，最内层 HS 个 float 在输入和输出两边都连续；相邻线程处理相邻的 d，HS = 64 时一个 warp 读写 32 个连续 float，只碰 4 个 sector。规律：连续段至少 128 字节才合并。HS 越大连续段越长，所以 HS = 128 时 permute 需要 tile。"),   # conditional, wrong direction: no veto
     wrong("explain_code", "越界判断可以照抄读阶段的 c < cols && r + j < rows，因为转置前后元素个数一样。"),
     term_only("q1", "sector、32 个 sector、4 个 sector、跨步、1/8、有效带宽、shared memory、tile、__syncthreads、合并。"),

@@ -25,6 +25,9 @@ FILLS = (
 )
 
 ANSWERS = (
+    # round 6: rsqrt(inf) said to be inf; RMSNorm said to keep the re-centering
+    wrong("q3", "FP16 平方和溢出成 inf，rsqrt(inf) 还是 inf，所以输出整行变成 inf，很容易发现。"),
+    wrong("q1", "RMSNorm 保留了减均值，去掉的是除以标准差，所以只要一次归约。"),
     wrong("q1", "RMSNorm 去掉了减均值和 beta，只按均方根缩放，因为尺度不变性才是稳定训练的关键。因为 RMSNorm 要 Σx 和 Σx² 两个统计量，所以要做两次 block 归约，而 LayerNorm 只要一次。"),   # swapped counts
     full_marks("q1", "RMSNorm 只有 scale 没有 mean 和 beta → 稳定训练靠尺度不变性，效果差不多 → 只需 sum(x^2) 一个统计量 → 每行一次 block 归约 → 少一轮 shuffle + __syncthreads、不读 beta → 更便宜。"),   # arrow chain
     partial("q3", "FP16 最大 65504，|x| > 256 时 x*x 就溢出成 inf，rsqrt(inf) = 0，整行输出被清零。FP32 累加范围到 3.4e38，不会溢出；代价只是每元素一次 __half2float，带宽不变。", missed="precision"),
