@@ -77,6 +77,22 @@ ANSWERS = (
                      "FMAs, so with 4 x 4 it needs only 0.5 shared loads per FMA. The cost is more registers per thread and "
                      "more shared memory per block, which means fewer resident warps (lower occupancy), and big tiles waste "
                      "work on small matrices."),
+    # round 6: FLOP reduction said as "变成原来的 1/16"; the 16x16 tile said to reach the ridge; "读到什么都没关系";
+    # a tile read once into shared memory (reversed order) and used by T outputs; English "drops them"
+    vetoed("q1", "分块以后乘加的次数降为原来的 1/16，所以快了。"),
+    vetoed("q1", "有了 shared memory，很多运算就不需要重复计算了，因此 kernel 更快。"),
+    wrong("q1", "朴素 kernel 每次乘加读 8 字节，强度 0.25 FLOP/B，远低于脊点，访存受限；同一元素被 N 个线程重复读，没有复用。"
+                "分块时 block 把 16×16 的块从全局内存只读一遍放进 shared memory，每个元素被 16 个线程用到，所以流量降为 1/16，"
+                "强度提高 16 倍，16×16 分块已经越过脊点了。"),
+    full_marks("q1", "朴素 kernel 每次乘加读 8 字节，强度 0.25 FLOP/B，远低于脊点，访存受限；同一元素被 N 个线程重复读，没有复用。"
+                     "分块时 block 把 16×16 的块从全局内存只读一遍放进 shared memory，每个元素被 16 个线程用到，所以流量降为 1/16，"
+                     "强度提高 16 倍到约 4 FLOP/B，16×16 分块仍然是访存受限。"),
+    vetoed("q3", "K 尾部的元素会进入点积求和，必须补 0。M/N 方向越界的输出写回时被丢弃，所以 M/N 方向读到什么都没关系，不用判断。"),
+    full_marks("q3", "K 尾部的元素会进入点积求和，必须补 0；M/N 尾部的输出在写回时被丢弃，这些位置存什么数都无所谓，但读取仍然不能越界。"
+                     "不做判断会读到数组末尾之后，结果错误或 illegal address。"),
+    full_marks("q3", "Along K the padded terms enter the dot product, so they must be 0. Along M or N they only feed outputs "
+                     "that do not exist, and the write-back check drops them. Without the check the load reads past the end "
+                     "of the array, giving garbage or an illegal address."),
 )
 
 LESSON = Lesson("09_gemm", blanks=(RIGHT,), released_text=("tile[r][c] = ______;",), min_families=5, gpu=True,

@@ -63,6 +63,19 @@ ANSWERS = (
                      "每个 tile 的分数一算完就合并进去然后扔掉，所以用不着把 S 或 P 写进显存。新 tile 来了就先取 m_new = max(m, tile_max)，"
                      "旧的 l 和 acc 都乘上 alpha = exp(m - m_new) 换到新基准，再把 p_j = exp(s_j - m_new) 和 p_j*v_j 加上去；"
                      "全部扫完以后 O = acc / l，lse = m + log(l)。这样算出来和整行 softmax 完全一样，是精确的。"),
+    # round 6: alpha written as e^(m - m_new) (and reversed as e^(m_new - m)), lse without m, per-tile results
+    # added directly, an "acceptable approximation", the tail said with 填 0 / 设成 -inf / 永远等
+    full_marks("q1", "每个 query 行在寄存器里只存 m、l、acc 三个状态，每块分数用完就扔，所以不用写 T×T 的 S。新 tile 来时 "
+                     "m_new = max(m, tile_max)，旧的 l 和 acc 乘 α = e^(m − m_new)，再加上 p_j = exp(s_j − m_new) 与 p_j·v_j。"
+                     "最后 O = acc / l，lse = m + log l。"),
+    wrong("q1", "每个 query 行在寄存器里只存 m、l、acc 三个状态，每块分数用完就扔，所以不用写 T×T 的 S。新 tile 来时 "
+                "m_new = max(m, tile_max)，旧的 l 和 acc 乘 alpha = e^(m_new − m)，再加上 p_j = exp(s_j − m_new) 与 p_j·v_j。"
+                "最后 O = acc / l，lse = m + log l。"),
+    wrong("q1", "每个 query 行在寄存器里只存 m、l、acc 三个状态，每块分数用完就扔，所以不用写 T×T 的 S。新 tile 来时 "
+                "m_new = max(m, tile_max)，旧的 l 和 acc 乘 alpha = exp(m − m_new)，再加上 p_j = exp(s_j − m_new) 与 p_j·v_j。"
+                "最后 O = acc / l，lse 就是 log(l)。"),
+    vetoed("q1", "每一块各自做 softmax，然后把每个 tile 的结果直接相加就行。"),
+    not_vetoed("q1", "每个 tile 的结果先乘 alpha 缩放到同一个最大值，然后再直接相加。"),
 )
 
 LESSON = Lesson("10_flash_attention", blanks=(ALPHA, P), released_text=("float alpha = ______;", "float p = ______;"),

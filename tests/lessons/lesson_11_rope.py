@@ -63,6 +63,13 @@ ANSWERS = (
                      "with the position, so q and k get rotated by a slightly wrong angle and the attention scores carry a "
                      "systematic error. Fix: compute the angle in double and store the cos/sin cache in FP32, or reduce the "
                      "angle modulo 2π in integer/double before converting."),
+    # round 6: "用哪一种都一样" / attention scores unchanged, a layout said to change the length, FP32 angles
+    # "在所有位置都足够精确", the angle error given as FP32's relative epsilon
+    vetoed("q1", "两种布局其实用哪一种都一样，注意力分数也不变。"),
+    not_vetoed("q1", "换了布局以后 q·k 就变了，注意力分数不一样，模型静默变差。", points=1),
+    vetoed("q1", "交错布局会改变向量的长度，所以模型变差。"),
+    vetoed("q2", "pos × θ 用 FP32 算在所有位置都足够精确。"),
+    wrong("q2", "The angle error is about 1e-7 even at position 1e5, since a single multiply rounds once."),
 )
 
 LESSON = Lesson("11_rope", blanks=(C0, C1), released_text=("c0 = ______;", "c1 = ______;"), min_families=6, gpu=True,

@@ -62,6 +62,13 @@ ANSWERS = (
                      "先算 softmax 再取 -log p_t 也不行，目标的概率很小时 p_t 会下溢成 0，-log 0 又是 inf。"
                      "先减去行最大值 m，求和里最大的那项就是 exp(0) = 1，和至少为 1，不会溢出，log 也有限，"
                      "所以 loss = m + log(s) - z_t 就算 p_t 下溢了也照样是个正确的有限数。"),
+    # round 6: probabilities "需要先在第一遍存进显存", ignored rows "仍然计入平均", fused traffic "减半" / 2 passes,
+    # a wrong [N, V] tensor size
+    vetoed("explain_code", "lse = m + log(s)，s 以行最大值为基准。g[v] = (exp(x[v] − lse) − [v == t]) × grad_scale。"
+                           "概率必须先在第一遍写进显存，第二遍才能算梯度。"),
+    vetoed("q2", "ignore_index 的行 loss 为 0，但这些行仍然计入平均。"),
+    wrong("q3", "fused 版本只读 z 一次、写 dz 一次，2 passes，所以流量减半。"),
+    wrong("q3", "一个 [8192, 50257] 的 FP32 张量 ≈ 0.3 GiB，所以省得不多。"),
 )
 
 LESSON = Lesson("12_cross_entropy", blanks=(LSE, GRAD), released_text=("float lse = ______;", "g[v] = ______;"),
