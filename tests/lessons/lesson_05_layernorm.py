@@ -4,6 +4,7 @@ cases (eps-blind answers, the three vetoing misconceptions asserted and negated)
 Proved by test_lessons.py."""
 from proof import (ALL, Fill, Lesson, full_marks, not_vetoed, partial, stuffed, term_only, vetoed,
                    zero)
+from proof import wrong as proof_wrong
 
 RIGHT = "sq_sum / static_cast<float>(N) - mean * mean"
 CLAMP = "rsqrtf(fmaxf(var, 0.0f) + eps)"
@@ -79,6 +80,13 @@ ANSWERS = (
     stuffed("q2", "因为 eps = 1e-5 时 -1e-7 + eps 仍是负数，所以 rsqrt 得到 NaN，导致整行 NaN；fmaxf 截断以后方差也变准确了，"
                   "因此 fmaxf 修正了精度。"),
     not_vetoed("q3", "常有人说 Welford 更快，其实相反：它每个元素多一次除法，还要维护三个状态量。"),
+    # round 6: a listed view in other words (vetoed); 'fmaxf makes the variance accurate' is false (0, no veto)
+    vetoed("explain_code", "sq_sum / N 是 E[x^2]，mean * mean 是均值的平方，二者之差是方差。fmaxf 是为了让后面的 rsqrtf 算得更快。"),
+    proof_wrong("q2", "要看 eps：eps = 1e-5 时 var + eps 仍为正，不会 NaN；eps = 1e-8 时 var + eps < 0，rsqrt 得到 NaN，整行输出 NaN "
+                "并传到后续层。fmaxf 截断以后方差更准确了。"),
+    # q1 needs every stage: a bare '最后写出归一化结果' is not the output stage, and who computes the statistics is asked
+    partial("q1", "输入：一个 block 负责一行，线程按 tid, tid+256, … 读，相邻线程读相邻地址，所以合并。每个线程在寄存器里累加 sum 和 "
+                  "sq_sum。warp 内 shuffle 归约，lane 0 写 shared memory，__syncthreads 后 warp 0 再归约。最后写出归一化结果。"),
 )
 
 LESSON = Lesson(

@@ -62,6 +62,15 @@ ANSWERS = (
                   "导致缓存没有代价。"),
     stuffed("q1", "因为 exp(1e4) 会下溢成 0，所以 0/0 = NaN；x - max >= 0，因此不会溢出。"),
     not_vetoed("q1", "有人觉得减去最大值会改变 softmax 的结果，但分子分母同乘 exp(-c)，比例不变。"),
+    # round 6: 'subtracting the max changes the result' in other words (vetoed); the negated form is not
+    vetoed("explain_code", "填 expf(x - row_max)。减去最大值后结果只是原来 softmax 的一个近似值，但不会溢出；-inf 输入时 exp(-inf) = 0，该位置输出 0。"),
+    vetoed("q1", "FP32 的 exp 在 x 超过约 88.7 时上溢为 inf，1e4 让分子分母都是 inf，inf/inf = NaN。减去最大值会让输出整体变小，"
+                 "需要再乘回 exp(max)；减完每个指数 <= 0，不会溢出。"),
+    not_vetoed("q1", "FP32 的 exp 在 x 超过约 88.7 时上溢为 inf，1e4 让分子分母都是 inf，inf/inf = NaN。减去行最大值不会让结果整体缩小："
+                     "分子分母同乘 exp(-max) 约掉，所以结果不变；减完每个指数 <= 0，每项在 (0,1]，分母至少 1，不会溢出。", points=2),
+    wrong("q3", "初值必须是 -inf，因为 K 不是 256 的倍数时空线程带着初值进归约，初值写成 0 的话全 -1e4 的行 max 就变成 0，全部下溢，"
+                "0/0 = NaN。有 -inf 的位置 exp(-inf - max) = 0，输出 0。整行 -inf 时 -inf - (-inf) = NaN，整行 NaN。"
+                "含 NaN 的行：fmaxf 碰到 NaN 就返回 NaN，所以 max 是 NaN，整行 NaN。"),
 )
 
 LESSON = Lesson("06_softmax", blanks=(RIGHT,), fills=FILLS, answers=ANSWERS)

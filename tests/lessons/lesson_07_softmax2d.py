@@ -54,6 +54,9 @@ ANSWERS = (
                      "按新的最大值缩放后合起来再归一化。代价是多一次 kernel launch，部分结果要在全局内存里来回一趟。"),
     not_vetoed("explain_code", "两边按新最大值重新缩放到同一个基准之后，就可以直接相加了；结合律保证各级归约都能用同一个函数。"),
     stuffed("explain_code", "m_new 取两边较小的最大值，因为基准不同，所以两个部分和可以直接相加即可，导致结合律成立。"),
+    # round 6: 'the partial sums add directly' in other words
+    vetoed("q3", "M 很小时只有 M 个 block，大部分 SM 空闲，每个线程还要串行处理很多元素。两阶段：阶段 1 每个 block 算自己那段的 "
+                 "(max, sum)，阶段 2 把每段的 sum 直接加起来就是整行的和。代价是多一次 launch。"),
 )
 
 LESSON = Lesson("07_softmax2d", blanks=(RIGHT_MAX, RIGHT_SUM), min_families=8, gpu=True,

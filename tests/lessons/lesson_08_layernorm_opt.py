@@ -47,6 +47,14 @@ ANSWERS = (
     stuffed("q1", "v1 慢是因为访存合并了但是算术更多；v2 让每个线程读连续的一段，所以访问合并，带宽更高。"),
     stuffed("q3", "warp 一行适合 C 很大的情况，因为 shuffle 最快；block 一行适合 C 小的情况，因为 shared memory 不需要同步，"
                   "没有额外代价。"),
+    # round 6: 'v1 does more arithmetic' (vetoed) vs its negation; q2 without the shape part is 1
+    vetoed("q1", "v1 一线程一行，v1 的计算量多得多，因为每个线程要循环 C 次；v2 用 i = tid; i += block_size 让相邻线程读相邻地址，"
+                 "合并成一次事务，再用树形归约。"),
+    not_vetoed("q1", "v1 和 v2 的算术量差不多，v1 的计算并不更多。v1 一线程一行，同一时刻 warp 的 32 个线程读的地址相隔 C 个 float，"
+                     "落在 32 个不同的内存段，没有合并，带宽浪费；v2 用 i = tid; i += block_size 让相邻线程读相邻地址，合并成一次 "
+                     "128 字节事务，带宽利用率高，求和用树形归约。", points=2),
+    partial("q2", "每次 kernel launch 都有几微秒固定开销，三个 kernel 付三次；mean、rstd 要写回全局内存再被下一个 kernel 读回。"
+                  "v3 融合成一个 kernel，mean/rstd 留在寄存器里，省掉两次 launch 和全局内存往返。"),
 )
 
 LESSON = Lesson("08_layernorm_opt", blanks=(RIGHT_ROW, RIGHT_VIEW), min_families=8, gpu=True,
