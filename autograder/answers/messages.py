@@ -68,16 +68,21 @@ def scoring_note(rubric: dict, points: float) -> str:
     """The 评分说明 line under a question: what earns full points, in words, without the answer.
 
     One numbered part per ``asks`` value (the parts of the question; full points need each), named by the
-    ``topic`` of its claims; a claim without ``asks`` is a part of its own."""
-    groups, order = {}, []
+    ``topic`` of its claims; claims without ``asks`` count towards the claims needed but answer no part of
+    their own, so they are named after the parts as further points."""
+    groups, extra = {}, []
     for c in rubric.get("claims") or []:
-        key = str(c.get("asks") or "") or f"#{c['id']}"
-        if key not in groups:
-            order.append(key)
-            groups[key] = []
-        if c.get("topic") and c["topic"] not in groups[key]:
-            groups[key].append(c["topic"])
-    parts = "；".join(f"{_CIRCLED[i]} {'、'.join(groups[k])}" for i, k in enumerate(order) if groups[k])
+        topic = c.get("topic")
+        if not c.get("asks"):
+            if topic and topic not in extra:
+                extra.append(topic)
+            continue
+        group = groups.setdefault(str(c["asks"]), [])
+        if topic and topic not in group:
+            group.append(topic)
+    parts = "；".join(f"{_CIRCLED[i]} {'、'.join(g)}" for i, g in enumerate(g for g in groups.values() if g))
+    if extra:
+        parts += f"（{'、'.join(extra)}也算要点）"
     if points <= 1:
         return (f"> 评分说明：{points:g} 分需要用完整的句子说清 {parts}，并说出原因（因为……所以……）。"
                 "只列术语不得分；与正确结论相反的说法不得分。")
