@@ -12,18 +12,20 @@ from autograder.answers.cli import evaluate, load_rows
 
 CORPUS = config.REPO_ROOT / "calibration"
 # tune: author A (lessons 04-08, the rules were tuned on it); heldout: author B (lessons 04-08);
-# heldout_new: author D (lessons 01-03, 09-12); heldout_f: author F (all 12 lessons, written after the last
-# rubric round and scored by it once).  No held-out half is tuned on.
+# heldout_new: author D (lessons 01-03, 09-12); heldout_f: author F (all 12 lessons, written after the third
+# rubric round); heldout_lmn: authors L, M, N (lessons 01-04, 05-08, 09-12, written before the fifth round).
+# No held-out half is tuned on.
 HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_heldout.jsonl",
-          "heldout_new": CORPUS / "heldout_new.jsonl", "heldout_f": CORPUS / "heldout_f.jsonl"}
+          "heldout_new": CORPUS / "heldout_new.jsonl", "heldout_f": CORPUS / "heldout_f.jsonl",
+          "heldout_lmn": CORPUS / "heldout_lmn.jsonl"}
 
 # Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
 # failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
 BELOW = {
-    "agreement": {"heldout_new"},                           # exact agreement below 85 %
+    "agreement": {"heldout", "heldout_new"},                # exact agreement below 85 %
     "stuffed": {"heldout"},                                 # one keyword-stuffed answer above 1 point
-    "false_veto": {"heldout", "heldout_f"},                 # false vetoes
-    "flips": {"heldout_new", "heldout_f"},                  # more than one pass/fail flip
+    "false_veto": {"heldout", "heldout_lmn"},               # false vetoes
+    "flips": {"heldout", "heldout_new", "heldout_f", "heldout_lmn"},   # more than one pass/fail flip
 }
 
 
