@@ -127,20 +127,25 @@ def restore_grade_ids(nb, template) -> List[str]:
     return restored
 
 
-def template_prompt(template, gid: str) -> str:
-    """The question text shown right before the answer cell ``gid`` in the template."""
-    if template is None:
-        return ""
-    cells = template.cells
+def question_cell(nb, gid: str):
+    """The markdown cell that asks the question answered in cell ``gid``: the nearest non-empty ungraded
+    markdown cell right before it (None when there is none)."""
+    cells = nb.cells
     for i, c in enumerate(cells):
         if grade_id(c) == gid:
             j = i - 1
             while j >= 0 and cells[j].cell_type == "markdown" and not grade_id(cells[j]):
                 if _squash(cells[j].source):
-                    return cells[j].source
+                    return cells[j]
                 j -= 1
-            return ""
-    return ""
+            return None
+    return None
+
+
+def template_prompt(template, gid: str) -> str:
+    """The question text shown right before the answer cell ``gid`` in the template."""
+    cell = question_cell(template, gid) if template is not None else None
+    return cell.source if cell is not None else ""
 
 
 def stray_answer(nb, template, gid: str) -> str:

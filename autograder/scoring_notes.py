@@ -26,13 +26,11 @@ _NOTE = re.compile(r"\n*> 评分说明：[^\n]*")
 
 
 def question_cell(nb, grade_id: str):
-    """The markdown cell that asks the question: the nearest one before the answer cell that is not graded."""
-    cells = nb.cells
-    at = next(i for i, c in enumerate(cells) if nbio.grade_id(c) == grade_id)
-    for c in reversed(cells[:at]):
-        if c.cell_type == "markdown" and not nbio.grade_id(c):
-            return c
-    raise LookupError(f"no question cell before {grade_id}")
+    """The cell the scorer reads as the question (``notebook.question_cell``): the note must live there."""
+    cell = nbio.question_cell(nb, grade_id)
+    if cell is None:
+        raise LookupError(f"no question cell before {grade_id}")
+    return cell
 
 
 def expected(lesson: str) -> Dict[str, str]:
