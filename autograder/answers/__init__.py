@@ -48,28 +48,25 @@ def drop_copied(norm: str, prompt: str):
     if not prompt:
         return norm, 0
     pq = squash(normalise(visible_text(prompt)))
-    kept, dropped = [], 0
     sents = sentences(norm)
-    for k, (a, b) in enumerate(sents):
+    copied = []
+    for a, b in sents:
         sq = squash(norm[a:b])
         # copied = one stretch of the question makes up almost all of the sentence (order kept);
         # reusing the question's identifiers in a formula of one's own is not a copy
         m = SequenceMatcher(None, sq, pq, autojunk=False).find_longest_match(0, len(sq), 0, len(pq))
-        if len(sq) >= 4 and m.size >= 0.85 * len(sq):
-            dropped += 1
-            kept.append(None)
-        else:
-            # a semicolon joins two halves of one thought (claims.analyse links them): keep it
-            semi = k + 1 < len(sents) and ";" in norm[b:sents[k + 1][0]]
-            kept.append(norm[a:b] + (";" if semi else ""))
+        copied.append(len(sq) >= 4 and m.size >= 0.85 * len(sq))
     out = []
-    for k, s in enumerate(kept):
-        if s is None:
+    for k, (a, b) in enumerate(sents):
+        if copied[k]:
             continue
-        if s.endswith(";") and (k + 1 >= len(kept) or kept[k + 1] is None):
-            s = s[:-1]
-        out.append(s)
-    return "\n".join(out), dropped
+        # each kept sentence keeps its own end ("X？不对。" is a question answered no); a semicolon joins two
+        # halves of one thought (claims.analyse links them) only while the other half is kept
+        sep = norm[b:sents[k + 1][0] if k + 1 < len(sents) else len(norm)]
+        if ";" in sep and (k + 1 >= len(sents) or copied[k + 1]) or not sep.strip():
+            sep = "\n"
+        out.append(norm[a:b] + sep)
+    return "".join(out).rstrip(), sum(copied)
 
 
 def evaluate_text(text: str, spec: Dict[str, Any], points: float, prompt: Optional[str] = None):

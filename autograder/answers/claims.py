@@ -44,24 +44,53 @@ _CONTINUES = re.compile(r"^(?:此时|这时|这样|于是|所以|因此|因而|�
 _FRAME = re.compile(
     r"(?:有人|很多人|不少人|常有人|许多人|一些人|有些人|别人|大家|人们|网上|有的人|有的同学|有同学|初学者|"
     r"有(?:的|些)(?:资料|教程|文章|书))(?:会|也|常|常常|经常|总是|一直)?(?:说|认为|以为|觉得|讲|声称|主张|写)|"
+    r"(?:网上|书上|教材上?|课本上?|博客上?|帖子里?|(?:有(?:的|些)?|一些|某些)(?:资料|教程|文章|书|博客|帖子|课件))"
+    r"(?:上|里|中)?(?:有人)?(?:会|也|常|常常|经常)?(?:说|写|讲|提到|声称)(?:道|着|过)?|"
+    r"不要以为|别以为|不要认为|别认为|不要觉得|别觉得|不能说|并不是说|并非说|不是说|不等于说|"
     r"(?:通常|常|一般)?(?:被)?(?:认为|以为)|误以为|误认为|所谓|(?:常见|典型)的?(?:误解|错误|说法|误区)|(?:一|1)种(?:常见的)?(?:误解|误区|说法)|(?:常见|流行)(?:的)?(?:一|1)种(?:误解|误区|说法)|"
     r"\bsome(?:one| people| students| sources)? (?:says?|thinks?|believes?|claims?)\b|"
     r"\b(?:many |some )?(?:people|students|beginners) (?:often |sometimes |usually )?(?:say|think|believe|claim|assume)\b|"
     r"\bit is (?:a )?(?:common )?(?:myth|misconception|mistake|wrong|false|not true) (?:to (?:think|say) )?that\b|"
     r"\ba (?:common )?(?:myth|misconception|mistake)(?: is)?(?: that)?\b|\bcontrary to\b|\b(?:one|you) might think\b|"
-    r"\bit is tempting to (?:think|say)\b|\bthe (?:claim|idea|belief) that\b|\bit is often said\b")
+    r"\bit is tempting to (?:think|say)\b|\bthe (?:claim|idea|belief) that\b|\bit is often said\b|"
+    r"\b(?:don'?t|do not|never) (?:think|assume|believe) that\b|\bit is not (?:true|the case) that\b")
 _THIRD_PARTY = re.compile(r"有人|很多人|不少人|常有人|许多人|一些人|有些人|别人|有的人|有的同学|有同学|初学者|有(?:的|些)|"
                           r"some|many|people|students|beginners")
-_SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|myth|misconception|mistake|wrong|false|not true|contrary|"
-                             r"might think|tempting")
+_SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|不要|别|不能说|不是说|并非说|不等于说|"
+                             r"myth|misconception|mistake|wrong|false|not true|contrary|might think|tempting|"
+                             r"don'?t|do not|never|not the case")
 _REJECT = re.compile(
-    r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错了|不对|并非如此|不是这样|这是误解|误解|"
+    r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错的|错了|不对|并非如此|不是这样|这是误解|误解|而是|"
     r"只(?:说)?对了?(?:一|1)?小?半|"            # "这句话只对了一小半"
     r"后来(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
     r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
     r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
     r"\bbut\b|\bhowever\b|\byet\b")
-_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,80})[”\"」』]")
+_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,400})[”\"」』]")
+# a rejection that closes a sentence ("…，这是误解" / "…——错的" / "…, but that is wrong"): what comes before it in
+# the sentence is the view rejected, even where the view has a 其实 / but of its own
+_CLOSING_REJECT = re.compile(r"(?:[,;:—-]|^)\s*(?:但|可|不过|然而|but|which is|that is|this is|and that is)?\s*"
+                             r"(?:(?:这|那|这句话|这个说法|这种说法|这种想法|这个想法|它)?(?:其实|实际上|事实上)?(?:是|就是)?"
+                             r"(?:错的|错误的|错了|不对的?|不成立|并不成立|(?:一种|一个|常见的?)?(?:误解|误区)|不是这样的?)|"
+                             r"后来(?:才)?(?:发现|知道|明白|意识到)(?:这|那)?(?:是错的|不对|不是这样的?|错了)|"
+                             r"(?:that|this|it)?\s*(?:is )?(?:wrong|false|not true|a myth|a misconception|incorrect))\s*[.!]?\s*$")
+_WEAK_REJECT = re.compile(r"其实|事实上|实际上|但是|但|然而|不过|可是|而是|actually|in fact|in reality|but|however|yet")
+
+
+def _rejection(s: str, start: int):
+    """The first rejection of a reported view after ``start``.  A hedge word inside the view ("数学上其实可以直接
+    相加", "fmaxf 其实不是防 NaN 的") is the view's own: 其实 / but / … reject only where they open a clause."""
+    for m in _REJECT.finditer(s, start):
+        if not _WEAK_REJECT.fullmatch(m.group(0)):
+            return m
+        before = re.sub(r"^[\s是:]+", "", s[start:m.start()]).rstrip()      # "常见的误区是：其实…"
+        if before and before[-1] in ",;:—-(" or before and re.search(r"(?:^|[,;:])\s*(?:可|而|但)$", before):
+            return m
+    return None
+
+
+_OPEN_QUOTE = re.compile(r"\s*[:：]?\s*[“\"「『]")
+_ANSWERS_NO = re.compile(r"\s*(?:不对|不是|错|并不|当然不|没有|no\b|nope|wrong|not\b)")
 
 # A list item or fragment has no predicate; prose does.
 _PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|返回|等于|只用|不用|=|→|<|>|"
@@ -252,15 +281,26 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
         for f in _FRAME.finditer(s):
             if re.search(r"(?:我|我们)(?:一开始|起初|原来|本来|之前|曾经|还)?$", s[max(0, f.start() - 6):f.start()]) \
                     and not _SELF_REJECTING.search(f.group(0)) \
-                    and not ("以为" in f.group(0) and _REJECT.search(s, f.end())):
+                    and not ("以为" in f.group(0) and _rejection(s, f.end())):
                 continue           # "我认为 X" is the student's own claim; "我以为 X，后来发现…" retracts it
-            rej = _REJECT.search(s, f.end())
-            if rej:
+            after = f.end()
+            oq = _OPEN_QUOTE.match(s, after)
+            if oq:                              # 有人说「其实 X」，…: a rejection word inside the quote is the view's own
+                close = _QUOTED.match(s, oq.end() - 1)
+                after = close.end() if close else after
+            rej = _rejection(s, after)
+            closing = _CLOSING_REJECT.search(s, f.end())
+            if closing and (not rej or rej.start() < closing.start()):
+                out.append((a + f.start(), a + closing.start()))
+            elif rej:
                 out.append((a + f.start(), a + rej.start()))
             elif _SELF_REJECTING.search(f.group(0)) or _THIRD_PARTY.match(f.group(0)):
                 out.append((a + f.start(), b))     # "有人以为 X；…": someone else's view, reported
             elif k + 1 < len(sents) and _REJECT.search(norm[sents[k + 1][0]:sents[k + 1][0] + 16]):
                 out.append((a + f.start(), b))
+        # "X？不对。" — a question answered no in the next sentence asserts nothing
+        if norm[b:b + 1] == "?" and k + 1 < len(sents) and _ANSWERS_NO.match(norm, sents[k + 1][0]):
+            out.append((a, b))
         for q in _QUOTED.finditer(s):     # “X” 这种说法是错的 / "X" is a myth
             if _REJECT.search(s[q.end():q.end() + 24]) or _FRAME.search(s[max(0, q.start() - 12):q.start()]):
                 out.append((a + q.start(), a + q.end()))

@@ -100,10 +100,24 @@ def test_other_numbers_do_not_count(claim, text):
     ("网上常见一种说法：“Welford 更快”。这句话只对了一小半。", True),
     ("Welford 更快", False),
     ("我认为 Welford 更快", False),                        # the student's own view
+    # round 7: written sources, negated frames, a question answered no, hedges inside the view, long quotes
+    ("网上有教程写 Welford 更快——错的。", True),
+    ("不要以为 Welford 更快。", True),
+    ("Don't think that Welford is faster.", True),
+    ("Welford 更快？不对。", True),
+    ("有人说「其实 Welford 更快」，其实不对。", True),
+    ("很多同学以为 Welford 其实更快，这是误解。", True),
+    ("常见的误区是：Welford 数学上其实更快。事实上恰恰相反。", True),
+    ("我一开始也以为 Welford 更快，但它要多算除法，后来发现不是这样。", True),
+    ("“" + "两矩法要读两遍，" * 12 + "所以 Welford 更快”——这句话是错的。", True),
+    ("Welford 更快吗？是的，因为它只读一遍。", False),      # a question answered yes: the student's claim
+    ("有人说两矩法更准，其实 Welford 更快。", False),        # the view after the rejection is the student's own
 ])
 def test_quoted_to_reject(text, quoted):
     h = holds("welford_fast", text)
-    assert h is not None and h.quoted is quoted
+    # a quoted view is reported as quoted, or not found at all ("不要以为 Welford 更快": 不 negates it)
+    assert (h is not None and not h.quoted) is (not quoted)
+    assert h is not None or quoted
 
 
 @pytest.mark.parametrize("bad, where", [
