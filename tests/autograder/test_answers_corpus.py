@@ -25,7 +25,7 @@ BELOW = {
     "agreement": {"heldout", "heldout_new"},                # exact agreement below 85 %
     "stuffed": {"heldout"},                                 # one keyword-stuffed answer above 1 point
     "false_veto": {"heldout", "heldout_lmn"},               # false vetoes
-    "flips": {"heldout", "heldout_new", "heldout_f", "heldout_lmn"},   # more than one pass/fail flip
+    "flips": {"heldout", "heldout_new", "heldout_lmn"},     # more than one pass/fail flip in fifteen submissions
 }
 
 
@@ -69,7 +69,9 @@ def test_no_false_veto(half):
 @pytest.mark.parametrize("half", halves("flips"))
 def test_at_most_one_whole_submission_flips(half):
     fig = figures(half)
-    assert fig["submissions"] >= 15 and len(fig["pass_fail_flips"]) <= 1, len(fig["pass_fail_flips"])
+    # issue 17: "at most one pass/fail flip in fifteen whole submissions" -- a rate, for halves of any size
+    flips = len(fig["pass_fail_flips"])
+    assert fig["submissions"] >= 15 and flips * 15 <= fig["submissions"], (flips, fig["submissions"])
 
 
 def test_heldout_within_one_point():

@@ -1,0 +1,66 @@
+"""A misconception reported in order to reject it is not a veto, however the rejection is phrased.
+
+Every sentence of the tuning corpora that the scorer vetoes (a misconception asserted as the student's own
+claim) is wrapped in the ways students report a view to reject it: someone else's view, a written source, a
+negated frame, a question answered no, a quote closed by a rejection, a retracted view of one's own, in Chinese
+(simplified and traditional) and English.  Wrapped, it must not veto: a veto fails the whole lesson, so a
+sentence that rejects the view must never trigger one.  The held-out halves are not used here.
+"""
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+
+from autograder import config
+from autograder.answers.cli import score_record
+
+TUNING = ["answers_tune.jsonl", "tune_e.jsonl", "tune_new.jsonl", "tune_g.jsonl", "tune_h.jsonl",
+          "tune_ijk.jsonl", "tune_opq.jsonl", "tune_uvwx.jsonl"]
+FRAMES = [
+    "有人说「{s}」，其实不对。",
+    "很多同学以为{s}，这是误解。",
+    "网上有教程写{s}——错的。",
+    "別人講{s}，其實不對。",
+    "{s}？不对。",
+    "我一开始也以为{s}，后来发现不是这样。",
+    "Some people say {s}, but that is wrong.",
+    "不要以为{s}。",
+]
+TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
+
+
+def _vetoes(rec) -> bool:
+    return any(v.id == "misconception" for v in score_record(rec, "cpu").vetoes)
+
+
+@functools.lru_cache(maxsize=None)
+def vetoing_sentences():
+    out, seen = [], set()
+    for name in TUNING:
+        for line in (config.REPO_ROOT / "calibration" / name).read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            if not rec.get("human_veto"):
+                continue
+            for v in score_record(rec, "cpu").vetoes:
+                ev = v.evidence.strip().rstrip("。.!！…")
+                key = (rec["lesson"], rec["item"], ev)
+                # only whole sentences: a clipped one ("…") no longer says the same thing
+                if v.id == "misconception" and key not in seen and not v.evidence.endswith("…") and \
+                        _vetoes(dict(rec, text=ev + "。")):
+                    seen.add(key)
+                    out.append(dict(rec, text=ev))
+    return tuple(out)
+
+
+def test_the_corpora_give_enough_vetoing_sentences():
+    assert len(vetoing_sentences()) >= 60
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("frame", FRAMES)
+def test_a_rejected_misconception_does_not_veto(frame):
+    sents = vetoing_sentences()
+    still = [r["text"] for r in sents if _vetoes(dict(r, text=frame.format(s=r["text"])))]
+    assert len(still) <= TOLERANCE * len(sents), still[:3]
