@@ -22,7 +22,8 @@ MEASURE = re.compile(
     r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|试过|实际运行|运行时间(?:为|是)|"
     r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时|"
     r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\bi ran\b|\bwe ran\b|\bran it\b|"
-    r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)", re.I)
+    r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)|"
+    r"(?:用|拿|跑|开)\s*(?:nsight(?: compute| systems)?|ncu|nsys|nvprof)\s*(?:看|查|测|profile|跑|抓)", re.I)
 CONTEXT = re.compile(
     r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b|\bcuda\b|nsight|\bncu\b|"
     r"nsys|nvprof|[0-9.]+\s*(?:ms|us|μs|毫秒|微秒|秒|gb/s|tb/s)(?![a-z])|带宽|吞吐|加速比|speed-?up|faster|slower|"
@@ -32,6 +33,8 @@ EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|本地(?:电脑|�
 CITATION = re.compile(
     r"课程|本课|课上|课件|讲义|教材|表(?!示|明|达|现)|图表|文档|官方|给出|公布|发布|提供的|列出|报告(?:里|中|显示)|根据|(?<![数证])据(?!说)|"
     r"引用|参考|"
+    r"有人|别人|他们?|她们?|老师|助教|同学|作者|朋友|网上|"          # someone else's run, reported
+    r"\bsomeone\b|\bhe\b|\bshe\b|\bthey\b|\bothers\b|\bthe author|"
     r"llm\.c|readme|论文|博客|上面的|上文|lesson|course|table|published|reported|according to|documentation|"
     r"the paper|docs?\b|listed|cited", re.I)
 HYPOTHETICAL = re.compile(

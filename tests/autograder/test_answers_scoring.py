@@ -118,6 +118,7 @@ def test_scoring_is_deterministic():
     "I measured a 1.3x speedup on an A100.",
     "我自己在 H200 上用 Nsight Compute 测过，v1 的 DRAM 吞吐只有 6%。",
     "在 GPU 上测得带宽 3 TB/s。",
+    "我自己用 ncu 看过，occupancy 只有 25%。",
 ])
 def test_gpu_claim_vetoes_only_without_a_gpu(text):
     assert gpu_claim(text, "cpu") and gpu_claim(text, None)
@@ -133,6 +134,8 @@ def test_gpu_claim_vetoes_only_without_a_gpu(text):
     "If measured on a GPU it would be slower.",
     "我在模拟器上测得最大误差 1e-6。",
     "没有在 GPU 上实测，仅静态分析。",
+    "有人说他在 A100 上测过 FP16 累加更快，但这不影响结论。",      # someone else's run, reported
+    "老师在 H200 上测得 v6 比 torch 快 1.3 倍。",
 ])
 def test_citations_hypotheticals_and_emulator_runs_are_no_gpu_claim(text):
     assert gpu_claim(text, "cpu") is None, text
