@@ -29,7 +29,10 @@ CONTEXT = re.compile(
     r"nsys|nvprof|[0-9.]+\s*(?:ms|us|μs|毫秒|微秒|秒|gb/s|tb/s)(?![a-z])|带宽|吞吐|加速比|speed-?up|faster|slower|"
     r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|[0-9.]+\s*(?:x|倍)(?![a-z])", re.I)
 GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b", re.I)
-EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|本地(?:电脑|机器)", re.I)
+EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|python|回放|replay|本地(?:电脑|机器)", re.I)
+# "（不是 GPU）", "not on a GPU", "没有 GPU": a GPU named in order to say the run was not on one
+_NOT_ON_GPU = re.compile(r"(?:不是|并非|而非|非|没有|没|无|不在|没在)\s*(?:在\s*)?(?:真(?:的|实)?)?\s*(?:gpu|显卡)|"
+                         r"\b(?:not|no|without)\s+(?:on\s+)?(?:a\s+|the\s+|any\s+|real\s+)*gpu", re.I)
 CITATION = re.compile(
     r"课程|本课|课上|课件|讲义|教材|表(?!示|明|达|现)|图表|文档|官方|给出|公布|发布|提供的|列出|报告(?:里|中|显示)|根据|(?<![数证])据(?!说)|"
     r"引用|参考|"
@@ -55,10 +58,12 @@ def is_gpu_claim(sentence: str) -> bool:
     m = MEASURE.search(sentence)
     if not m or not CONTEXT.search(sentence):
         return False
-    if EMULATOR.search(sentence) and not GPU_NAMES.search(sentence):
-        return False
     clause_start = max([0] + [x.end() for x in re.finditer(r"[,，;；:：]", sentence[:m.start()])])
     clause_end = _clause_end(sentence, m.end())
+    # a run on the emulator / CPU / numpy: a GPU counts only where the measurement's own clause names one as the
+    # place of the run ("我在 CPU 模拟器上跑了…，按 GPU 默认的 FMA 回放是 -0.25" is an emulator run)
+    if EMULATOR.search(sentence) and not GPU_NAMES.search(_NOT_ON_GPU.sub(" ", sentence[clause_start:clause_end])):
+        return False
     scope = sentence[:clause_end]          # what frames the measurement comes before it or with it
     if CITATION.search(scope) or HYPOTHETICAL.search(scope):
         return False

@@ -119,6 +119,7 @@ def test_scoring_is_deterministic():
     "我自己在 H200 上用 Nsight Compute 测过，v1 的 DRAM 吞吐只有 6%。",
     "在 GPU 上测得带宽 3 TB/s。",
     "我自己用 ncu 看过，occupancy 只有 25%。",
+    "我在 H200 上跑了，CPU 模拟器上也跑了，GPU 版本 52us。",
 ])
 def test_gpu_claim_vetoes_only_without_a_gpu(text):
     assert gpu_claim(text, "cpu") and gpu_claim(text, None)
@@ -136,6 +137,10 @@ def test_gpu_claim_vetoes_only_without_a_gpu(text):
     "没有在 GPU 上实测，仅静态分析。",
     "有人说他在 A100 上测过 FP16 累加更快，但这不影响结论。",      # someone else's run, reported
     "老师在 H200 上测得 v6 比 torch 快 1.3 倍。",
+    # emulator runs that name a GPU only to say they were not on one, or elsewhere in the sentence
+    "我在 CPU 上跑了课里那个带计数器的单元（不是 GPU），数出来三遍版每元素 16 字节，所以耗时多 1/3。",
+    "我在 CPU 模拟器上跑了课里的回放：不做 FMA 时 var 是 0，按 GPU 默认的 FMA 收缩回放是 -0.25。",
+    "I ran the counting cell on the CPU, not on a GPU: the naive kernel reads 78.8x the minimum.",
 ])
 def test_citations_hypotheticals_and_emulator_runs_are_no_gpu_claim(text):
     assert gpu_claim(text, "cpu") is None, text
