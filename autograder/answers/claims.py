@@ -46,6 +46,7 @@ _FRAME = re.compile(
     r"有(?:的|些)(?:资料|教程|文章|书))(?:会|也|常|常常|经常|总是|一直)?(?:说|认为|以为|觉得|讲|声称|主张|写)|"
     r"(?:网上|书上|教材上?|课本上?|博客上?|帖子里?|(?:有(?:的|些)?|一些|某些)(?:资料|教程|文章|书|博客|帖子|课件))"
     r"(?:上|里|中)?(?:有人)?(?:会|也|常|常常|经常)?(?:说|写|讲|提到|声称)(?:道|着|过)?|"
+    r"(?:常|常常|经常|总|总是|老)?(?:听(?:别)?人(?:家)?(?:说|讲)|听到有人说|听说|据说|听过(?:一种)?(?:说法)?)|"    # 常听人说 / 据说
     r"不要以为|别以为|不要认为|别认为|不要觉得|别觉得|不能说|并不是说|并非说|不是说|不等于说|"
     r"(?:通常|常|一般)?(?:被)?(?:认为|以为)|误以为|误认为|所谓|(?:常见|典型)的?(?:误解|错误|说法|误区)|(?:一|1)种(?:常见的)?(?:误解|误区|说法)|(?:常见|流行)(?:的)?(?:一|1)种(?:误解|误区|说法)|"
     r"\bsome(?:one| people| students| sources)? (?:says?|thinks?|believes?|claims?)\b|"
@@ -60,18 +61,21 @@ _SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|�
                              r"myth|misconception|mistake|wrong|false|not true|contrary|might think|tempting|"
                              r"don'?t|do not|never|not the case")
 _REJECT = re.compile(
+    r"(?:说|搞|弄|想|讲|记|理解|看)反了|"           # "常听人说'X'，这其实说反了"
     r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错的|错了|不对|并非如此|不是这样|这是误解|误解|而是|"
     r"只(?:说)?对了?(?:一|1)?小?半|"            # "这句话只对了一小半"
     r"后来(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
     r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
     r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
     r"\bbut\b|\bhowever\b|\byet\b")
-_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,400})[”\"」』]")
+# double quotes, corner brackets, and single quotes ‘…’ / '…' (an ASCII one opens after a non-letter and
+# holds Chinese or a space, so "row's" / "it's" open nothing)
+_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,400})[”\"」』]|‘([^’]{2,400})’|(?<![a-z0-9])'(?=[^']*?[\u4e00-\u9fff ])([^'\n]{2,400})'")
 # a rejection that closes a sentence ("…，这是误解" / "…——错的" / "…, but that is wrong"): what comes before it in
 # the sentence is the view rejected, even where the view has a 其实 / but of its own
 _CLOSING_REJECT = re.compile(r"(?:[,;:—-]|^)\s*(?:但|可|不过|然而|but|which is|that is|this is|and that is)?\s*"
                              r"(?:(?:这|那|这句话|这个说法|这种说法|这种想法|这个想法|它)?(?:其实|实际上|事实上)?(?:是|就是)?"
-                             r"(?:错的|错误的|错了|不对的?|不成立|并不成立|(?:一种|一个|常见的?)?(?:误解|误区)|不是这样的?)|"
+                             r"(?:错的|错误的|错了|不对的?|不成立|并不成立|(?:说|搞|弄|想|讲)反了|(?:一种|一个|常见的?)?(?:误解|误区)|不是这样的?)|"
                              r"后来(?:才)?(?:发现|知道|明白|意识到)(?:这|那)?(?:是错的|不对|不是这样的?|错了)|"
                              r"(?:that|this|it)?\s*(?:is )?(?:wrong|false|not true|a myth|a misconception|incorrect))\s*[.!]?\s*$")
 _WEAK_REJECT = re.compile(r"其实|事实上|实际上|但是|但|然而|不过|可是|而是|actually|in fact|in reality|but|however|yet")
@@ -89,7 +93,7 @@ def _rejection(s: str, start: int):
     return None
 
 
-_OPEN_QUOTE = re.compile(r"\s*[:：]?\s*[“\"「『]")
+_OPEN_QUOTE = re.compile(r"\s*[:：]?\s*[“\"「『‘']")
 _ANSWERS_NO = re.compile(r"\s*(?:不对|不是|错|并不|当然不|没有|no\b|nope|wrong|not\b)")
 
 # A list item or fragment has no predicate; prose does.
@@ -281,7 +285,7 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
         for f in _FRAME.finditer(s):
             if re.search(r"(?:我|我们)(?:一开始|起初|原来|本来|之前|曾经|还)?$", s[max(0, f.start() - 6):f.start()]) \
                     and not _SELF_REJECTING.search(f.group(0)) \
-                    and not ("以为" in f.group(0) and _rejection(s, f.end())):
+                    and not (re.search(r"以为|听|据说", f.group(0)) and _rejection(s, f.end())):
                 continue           # "我认为 X" is the student's own claim; "我以为 X，后来发现…" retracts it
             after = f.end()
             oq = _OPEN_QUOTE.match(s, after)

@@ -112,6 +112,12 @@ def test_other_numbers_do_not_count(claim, text):
     ("“" + "两矩法要读两遍，" * 12 + "所以 Welford 更快”——这句话是错的。", True),
     ("Welford 更快吗？是的，因为它只读一遍。", False),      # a question answered yes: the student's claim
     ("有人说两矩法更准，其实 Welford 更快。", False),        # the view after the rejection is the student's own
+    # round 7 (engine): heard-say frames, single quotes, "说反了 / 搞反了"
+    ("常听人说'Welford 更快'，这其实说反了。", True),
+    ("听说 ‘Welford 更快’，其实搞反了：它要多算除法。", True),
+    ("据说 Welford 更快，这是弄反了。", True),
+    ("我听说 Welford 更快，后来发现不是这样。", True),
+    ("据说 Welford 更快。", False),                          # a hearsay the student does not reject: asserted
 ])
 def test_quoted_to_reject(text, quoted):
     h = holds("welford_fast", text)
@@ -159,3 +165,8 @@ def test_round6_span_kinds(text, kinds):
 ])
 def test_round6_retracted_own_view(text, quoted):
     assert bool(cm.analyse(text).quoted) == quoted
+
+
+# round 7 (engine): an apostrophe inside a word opens no quotation
+def test_round7_apostrophe_is_not_a_quote():
+    assert not cm.analyse("the row's max is the tile's max, which is wrong to skip").quoted
