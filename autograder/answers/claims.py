@@ -501,7 +501,12 @@ def _anaphora(part: Part, text: Text, span: Span, s: str) -> List[PartMatch]:
         but = _BUT.search(s, m.end())
         if but and any(pm.negated for pm in part_matches(part, s[but.end():])):
             continue
-        if part.regex.search(text.norm, since, span.start + m.start()):
+        # a pronoun deep inside a sentence, after clauses of its own, names something of that sentence: in
+        # "原地调用时 out 就是 inp，…，所以它一定是错误" 它 is not what the previous sentence was about
+        # (one adverbial clause before it, "但是为了保持一致，它们也计入平均", still leaves it the subject)
+        before = [x for x in bounds if x <= m.start()] + [m.start()]
+        mid = sum(1 for x, y in zip(before, before[1:]) if units(s[x:y]) >= 3) >= 2
+        if part.regex.search(text.norm, span.start if mid else since, span.start + m.start()):
             cs = max(x for x in bounds if x <= m.start())
             neg = _negation_at(s, m.start(), cs)
             out.append(PartMatch(m.start(), m.end(), neg >= 0, False, neg))

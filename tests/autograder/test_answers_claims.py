@@ -170,3 +170,17 @@ def test_round6_retracted_own_view(text, quoted):
 # round 7 (engine): an apostrophe inside a word opens no quotation
 def test_round7_apostrophe_is_not_a_quote():
     assert not cm.analyse("the row's max is the tile's max, which is wrong to skip").quoted
+
+
+# round 7 (engine): a 它 deep inside a sentence, after clauses with subjects of their own, names something of
+# that sentence, not what the previous sentence was about; at a sentence's start (or after one adverbial
+# clause) it still names the previous sentence's subject
+@pytest.mark.parametrize("text, found", [
+    ("我们用的是 Welford 算法。它会更快。", True),
+    ("我们用的是 Welford 算法。但是为了省寄存器，它会更快。", True),
+    ("我们用的是 Welford 算法；两矩法要读两遍，三遍 kernel 要读三遍，所以它会更快。", False),
+])
+def test_round7_pronoun_deep_in_a_sentence(text, found):
+    t, cache = cm.analyse(text), {}
+    claim = next(c for c in COMPILED.claims if c.id == "welford_fast")
+    assert (cm.find(claim.says[0], t, cache, assertion=True) is not None) is found
