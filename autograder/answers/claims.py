@@ -189,9 +189,16 @@ def _is_list(sent: str) -> bool:
     if len(items) >= 4 and not any(_PREDICATE.search(x) for x in items) and all(units(x) <= 6 for x in items) \
             and not _EN_WORD.search(re.sub(r"[a-z0-9_]*\d[a-z0-9_]*|\b[a-z]{1,2}\b", " ", top).replace("float", "")):
         return True
+    # terms separated by " / " or "|" ("两阶段 / atomicAdd / kernel 边界 = 全局同步 / launch 开销 / 争用 / CAS"): three
+    # or more separators, four or more items, three in four of them term-sized and verbless ("sq_sum / N" is a formula)
+    slashed = [x for x in _SLASH.split(top) if x.strip()]
+    if len(_SLASH.findall(top)) >= 3 and len(slashed) >= 4 and \
+            sum(1 for x in slashed if units(x) <= 6 and not _item_verb(x)) >= 0.75 * len(slashed):
+        return True
     return _keyword_soup(top)
 
 
+_SLASH = re.compile(r"\s+/\s+|\s*\|\s*")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _FUNCTION = re.compile(r"the|a|an|is|are|was|were|be|to|of|in|on|and|or|it|its|this|that|will|can|by|with|for|into|"
                        r"from|as|each|every|which|we|you|they|not|no|has|have|at|gets?|makes?|becomes?|so|because")

@@ -184,3 +184,14 @@ def test_round7_pronoun_deep_in_a_sentence(text, found):
     t, cache = cm.analyse(text), {}
     claim = next(c for c in COMPILED.claims if c.id == "welford_fast")
     assert (cm.find(claim.says[0], t, cache, assertion=True) is not None) is found
+
+
+# round 7 (engine): terms separated by " / " or "|" are a list (a contradiction inside one asserts nothing);
+# a formula with one slash is not
+@pytest.mark.parametrize("text, kinds", [
+    ("两阶段 / atomicAdd / kernel 边界 = 全局同步 / launch 开销 / 不确定性 / 争用 / CAS", ["list"]),
+    ("shared memory | bank | 32 路冲突 | padding | occupancy", ["list"]),
+    ("var = sq_sum / N - mean * mean，两个几乎相等的大数相减会消减", ["prose"]),
+])
+def test_round7_slash_lists(text, kinds):
+    assert [s.kind for s in cm.analyse(text).spans if s.kind != "window"] == kinds
