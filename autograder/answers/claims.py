@@ -268,7 +268,29 @@ def _is_causal_soup(sent: str) -> bool:
     turns_back = any(w in backward for w in words[1:]) and any(w not in backward for w in words[:-1])
     bounds = clause_bounds(sent) + [len(sent) + 1]
     crowded = any(sum(1 for m in found if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
-    return turns_back or crowded or "导致" in words
+    return turns_back or crowded or "导致" in words or any(w.startswith("lead") for w in words)
+
+
+def _is_causal_soup_run(segs: List[str]) -> bool:
+    """Connective-strung terms continued across semicolons ("因为 A，所以 B，导致 C；因为 D，所以 E，但是 F，所以 G"):
+    the run of segments read as one sentence has five or more connectives, about one for every two clauses, or
+    four with 导致 / leads to or two in one clause.  A 因为 that opens a new segment is a new step, not a turn back,
+    so "因为 A，所以 B；因为 C，所以 D" stays two reasoned halves."""
+    found = [m.group(0) for x in segs for m in _CAUSAL.finditer(x)]
+    k = len(found)
+    if len(segs) < 2 or k < SOUP_CONNECTIVES:
+        return False
+    clauses = sum(len(clause_bounds(re.sub(r"\([^()]*\)", " ", x))) for x in segs)
+    if k < 0.4 * clauses:
+        return False
+    if k > SOUP_CONNECTIVES:
+        return True
+    crowded = False
+    for x in segs:
+        ms = list(_CAUSAL.finditer(x))
+        bounds = clause_bounds(x) + [len(x) + 1]
+        crowded = crowded or any(sum(1 for m in ms if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
+    return crowded or "导致" in found or any(w.startswith("lead") for w in found)
 
 
 _EN_WORD = re.compile(r"\b[a-z][a-z'-]*\b")
@@ -335,6 +357,16 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
             if i < len(sents):
                 runs[i] = j - k + 1
         k = j + 1
+    # a run of semicolon-joined segments that as a whole strings terms together by connectives: each of its
+    # segments with a connective is part of that chain
+    soup_run = [False] * len(sents)
+    k = 0
+    while k < len(sents):
+        j = k + max(1, runs[k]) - 1 if runs[k] else k
+        if j > k and _is_causal_soup_run([norm[x:y] for x, y in sents[k:j + 1]]):
+            for i in range(k, j + 1):
+                soup_run[i] = bool(_CAUSAL.search(norm[sents[i][0]:sents[i][1]]))
+        k = j + 1
     for k, (a, b) in enumerate(sents):
         s = norm[a:b]
         n = units(s)
@@ -342,7 +374,7 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
         if _is_list(s):
             listy += n
             spans.append(Span(a, b, "list"))     # claims found here count toward a term list only
-        elif _is_causal_soup(s):
+        elif _is_causal_soup(s) or soup_run[k]:
             spans.append(Span(a, b, "soup"))     # asserts (its contradictions count), establishes nothing
         else:
             if _is_fragment(s):

@@ -195,3 +195,16 @@ def test_round7_pronoun_deep_in_a_sentence(text, found):
 ])
 def test_round7_slash_lists(text, kinds):
     assert [s.kind for s in cm.analyse(text).spans if s.kind != "window"] == kinds
+
+
+# round 7 (engine): connective-strung terms continued across semicolons are one chain (each segment with a
+# connective is soup); two reasoned halves "因为 A，所以 B；因为 C，所以 D" are not; "leads to" counts as 导致
+@pytest.mark.parametrize("text, kinds", [
+    ("因为 shared memory 有 bank，所以每一轮要同步，导致 warp 同步；因为 shuffle 是 shared memory 操作，所以也要同步，"
+     "但是 warp 内是 SIMT，所以不需要。", ["soup", "soup"]),
+    ("因为每个线程只读一遍 x，所以流量减半；因为 exp 只算一次，所以计算也少。", ["prose", "prose"]),
+    ("Register tiling is faster because registers are faster, therefore the intensity increases, which leads to "
+     "higher occupancy, so bank conflicts disappear.", ["soup"]),
+])
+def test_round7_connective_chains_across_semicolons(text, kinds):
+    assert [s.kind for s in cm.analyse(text).spans if s.kind != "window"] == kinds
