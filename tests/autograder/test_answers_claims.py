@@ -208,3 +208,29 @@ def test_round7_slash_lists(text, kinds):
 ])
 def test_round7_connective_chains_across_semicolons(text, kinds):
     assert [s.kind for s in cm.analyse(text).spans if s.kind != "window"] == kinds
+
+
+# round 7 (engine): a naive view set up to be rejected (表面上看 / 看起来 … 其实), a rejection that limits the view
+# (这个想法只在小位置成立), and a rejected quotation that closes a clause takes the clause with it
+@pytest.mark.parametrize("text, quoted", [
+    ("表面上看 Welford 像是“更快”，其实不是：它要多算除法。", True),
+    ("看起来 Welford 更快，其实它每个元素多一次除法。", True),
+    ("“Welford 更快”——这个想法只在小数据上成立。", True),
+    ("看起来 Welford 更快。", False),                     # no rejection: the student's own view
+])
+def test_round7_naive_views_rejected(text, quoted):
+    h = holds("welford_fast", text)
+    assert (h is not None and not h.quoted) is (not quoted)
+
+
+# round 7 (engine): "位有效数字" is also said of decimal digits (FP32 about 7), which is right
+@pytest.mark.parametrize("text, wrong", [
+    ("FP32 有 7 位有效数字，算个角度足够了", False),
+    ("FP16 只有 3 位有效数字", False),
+    ("FP32 有 7 位有效位", True),
+    ("FP16 有 16 位有效数字", True),
+])
+def test_round7_decimal_significant_digits(text, wrong):
+    from autograder.answers.facts import false_facts
+    from autograder.answers.normalise import normalise
+    assert bool(false_facts(normalise(text), lambda pos: False)) is wrong
