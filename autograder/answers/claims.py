@@ -391,7 +391,22 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
                 cont = bool(_CONTINUES.search(norm[sents[k + 1][0]:sents[k + 1][1]]))
                 if cont or (semi[k] and runs[k] <= SEMI_RUN):
                     spans.append(Span(a, sents[k + 1][1], "window", first_end=b, semi=not cont))
-    return Text(norm, sents, spans, _quotes(norm, sents), listy / total if total else 0.0)
+    share = listy / total if total else 0.0
+    if _all_notes(norm):
+        share = 1.0       # step notes line by line, none of them a sentence: graded as a term list
+    return Text(norm, sents, spans, _quotes(norm, sents), share)
+
+
+# a line of notes states steps, not reasons: no verb of claim and no connective in it ("输入：1 block/行，tid stride
+# 读 → 合并" / "warp shfl → smem → warp0 → sum, sq_sum"); an arrow is a step, not a because
+_NOTE_VERB = re.compile(r"因为|所以|因此|由于|导致|使得?|让|就|会|才|要|需要|必须|可以|能|是|否则|不然|于是|从而|"
+                        r"\b(?:because|so|since|would|will|must|is|are|can|means|makes)\b")
+
+
+def _all_notes(norm: str) -> bool:
+    """Three or more lines, every one of them a note without a verb of claim or a connective."""
+    lines = [x for x in norm.split("\n") if x.strip()]
+    return len(lines) >= 3 and not any(_NOTE_VERB.search(x) for x in lines)
 
 
 # ----------------------------------------------------------------------------- part matches

@@ -234,3 +234,16 @@ def test_round7_decimal_significant_digits(text, wrong):
     from autograder.answers.facts import false_facts
     from autograder.answers.normalise import normalise
     assert bool(false_facts(normalise(text), lambda pos: False)) is wrong
+
+
+# round 7 (engine): three or more lines of step notes, none with a verb of claim or a connective, are graded as a
+# term list; notes with a reason in them ("→ 因为…" / "所以") or fewer lines are not
+@pytest.mark.parametrize("text, listy", [
+    ("输入：1 block/行，tid stride 读 → 合并\n累加：local_sum, local_sq_sum (寄存器)\nwarp shfl → smem → warp0 → sum\n"
+     "输出：第二遍 y=(x-mean)*inv_std", True),
+    ("交错：c0=2p, c1=2p+1\n半分：c0=p, c1=p+D/2\n写反 → 不报错", True),
+    ("交错：c0=2p, c1=2p+1\n半分：c0=p, c1=p+D/2\n写反不会报错，因为两种都是合法的旋转", False),
+    ("输入：1 block/行 → 合并\n输出：第二遍写回", False),
+])
+def test_round7_step_notes(text, listy):
+    assert (cm.analyse(text).listy_share >= 0.7) is listy
