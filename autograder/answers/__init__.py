@@ -15,6 +15,7 @@ Modules: normalise (text forms), visible (rendered text), spec (the format, comp
 from __future__ import annotations
 
 import functools
+import re
 from difflib import SequenceMatcher
 from typing import Any, Dict, Optional
 
@@ -43,11 +44,20 @@ def is_blank(text: str) -> bool:
     return len(sq) < 2 or sq in PLACEHOLDERS
 
 
+_OPS = re.compile(r"[=*+/<>%]")
+
+
+def _ops_squash(text: str) -> str:
+    """Letters, digits and formula operators only."""
+    return re.sub(r"[^\w=*+/<>%]+|_", "", text)
+
+
 def drop_copied(norm: str, prompt: str):
     """``norm`` without its sentences copied from the question; (text, number dropped)."""
     if not prompt:
         return norm, 0
     pq = squash(normalise(visible_text(prompt)))
+    po = _ops_squash(normalise(visible_text(prompt)))
     sents = sentences(norm)
     copied = []
     for a, b in sents:
@@ -55,7 +65,15 @@ def drop_copied(norm: str, prompt: str):
         # copied = one stretch of the question makes up almost all of the sentence (order kept);
         # reusing the question's identifiers in a formula of one's own is not a copy
         m = SequenceMatcher(None, sq, pq, autojunk=False).find_longest_match(0, len(sq), 0, len(pq))
-        copied.append(len(sq) >= 4 and m.size >= 0.85 * len(sq))
+        copy = len(sq) >= 4 and m.size >= 0.85 * len(sq)
+        # a formula of one's own built from the question's identifiers ("warp_row = blockIdx.x * meta_group_size()
+        # + meta_group_rank()" where the question lists them with 、) is the answer, not a copy: with the
+        # operators kept, the question no longer holds it
+        if copy and _OPS.search(norm[a:b]):
+            so = _ops_squash(norm[a:b])
+            mo = SequenceMatcher(None, so, po, autojunk=False).find_longest_match(0, len(so), 0, len(po))
+            copy = mo.size >= 0.85 * len(so)
+        copied.append(copy)
     out = []
     for k, (a, b) in enumerate(sents):
         if copied[k]:

@@ -46,6 +46,8 @@ _FRAME = re.compile(
     r"有(?:的|些)(?:资料|教程|文章|书))(?:会|也|常|常常|经常|总是|一直)?(?:说|认为|以为|觉得|讲|声称|主张|写)|"
     r"(?:网上|书上|教材上?|课本上?|博客上?|帖子里?|(?:有(?:的|些)?|一些|某些)(?:资料|教程|文章|书|博客|帖子|课件))"
     r"(?:上|里|中)?(?:有人)?(?:会|也|常|常常|经常)?(?:说|写|讲|提到|声称)(?:道|着|过)?|"
+    r"(?:表面上(?:看)?|乍一?看|看起来|看上去|直觉上|第一反应(?:是)?)(?=[^,;:]{0,40}[,;:—-]\s*(?:其实|实际上|事实上|但))|"   # a naive view set up to be rejected
+    r"(?:常|常常|经常|总|总是|老)?(?:听(?:别)?人(?:家)?(?:说|讲)|听到有人说|听说|据说|听过(?:一种)?(?:说法)?)|"    # 常听人说 / 据说
     r"不要以为|别以为|不要认为|别认为|不要觉得|别觉得|不能说|并不是说|并非说|不是说|不等于说|"
     r"(?:通常|常|一般)?(?:被)?(?:认为|以为)|误以为|误认为|所谓|(?:常见|典型)的?(?:误解|错误|说法|误区)|(?:一|1)种(?:常见的)?(?:误解|误区|说法)|(?:常见|流行)(?:的)?(?:一|1)种(?:误解|误区|说法)|"
     r"\bsome(?:one| people| students| sources)? (?:says?|thinks?|believes?|claims?)\b|"
@@ -60,18 +62,22 @@ _SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|�
                              r"myth|misconception|mistake|wrong|false|not true|contrary|might think|tempting|"
                              r"don'?t|do not|never|not the case")
 _REJECT = re.compile(
+    r"(?:说|搞|弄|想|讲|记|理解|看)反了|"           # "常听人说'X'，这其实说反了"
+    r"(?:这个|这种|这句|那个|那种)?(?:想法|说法|观点|理解|话)(?:只在[^,;:]{1,16}(?:成立|才对|适用)|只对了?一半|有问题|不全对|不完全对|是片面的)|"
     r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错的|错了|不对|并非如此|不是这样|这是误解|误解|而是|"
     r"只(?:说)?对了?(?:一|1)?小?半|"            # "这句话只对了一小半"
     r"后来(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
     r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
     r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
     r"\bbut\b|\bhowever\b|\byet\b")
-_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,400})[”\"」』]")
+# double quotes, corner brackets, and single quotes ‘…’ / '…' (an ASCII one opens after a non-letter and
+# holds Chinese or a space, so "row's" / "it's" open nothing)
+_QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,400})[”\"」』]|‘([^’]{2,400})’|(?<![a-z0-9])'(?=[^']*?[\u4e00-\u9fff ])([^'\n]{2,400})'")
 # a rejection that closes a sentence ("…，这是误解" / "…——错的" / "…, but that is wrong"): what comes before it in
 # the sentence is the view rejected, even where the view has a 其实 / but of its own
 _CLOSING_REJECT = re.compile(r"(?:[,;:—-]|^)\s*(?:但|可|不过|然而|but|which is|that is|this is|and that is)?\s*"
                              r"(?:(?:这|那|这句话|这个说法|这种说法|这种想法|这个想法|它)?(?:其实|实际上|事实上)?(?:是|就是)?"
-                             r"(?:错的|错误的|错了|不对的?|不成立|并不成立|(?:一种|一个|常见的?)?(?:误解|误区)|不是这样的?)|"
+                             r"(?:错的|错误的|错了|不对的?|不成立|并不成立|(?:说|搞|弄|想|讲)反了|(?:一种|一个|常见的?)?(?:误解|误区)|不是这样的?)|"
                              r"后来(?:才)?(?:发现|知道|明白|意识到)(?:这|那)?(?:是错的|不对|不是这样的?|错了)|"
                              r"(?:that|this|it)?\s*(?:is )?(?:wrong|false|not true|a myth|a misconception|incorrect))\s*[.!]?\s*$")
 _WEAK_REJECT = re.compile(r"其实|事实上|实际上|但是|但|然而|不过|可是|而是|actually|in fact|in reality|but|however|yet")
@@ -89,7 +95,7 @@ def _rejection(s: str, start: int):
     return None
 
 
-_OPEN_QUOTE = re.compile(r"\s*[:：]?\s*[“\"「『]")
+_OPEN_QUOTE = re.compile(r"\s*[:：]?\s*[“\"「『‘']")
 _ANSWERS_NO = re.compile(r"\s*(?:不对|不是|错|并不|当然不|没有|no\b|nope|wrong|not\b)")
 
 # A list item or fragment has no predicate; prose does.
@@ -185,9 +191,16 @@ def _is_list(sent: str) -> bool:
     if len(items) >= 4 and not any(_PREDICATE.search(x) for x in items) and all(units(x) <= 6 for x in items) \
             and not _EN_WORD.search(re.sub(r"[a-z0-9_]*\d[a-z0-9_]*|\b[a-z]{1,2}\b", " ", top).replace("float", "")):
         return True
+    # terms separated by " / " or "|" ("两阶段 / atomicAdd / kernel 边界 = 全局同步 / launch 开销 / 争用 / CAS"): three
+    # or more separators, four or more items, three in four of them term-sized and verbless ("sq_sum / N" is a formula)
+    slashed = [x for x in _SLASH.split(top) if x.strip()]
+    if len(_SLASH.findall(top)) >= 3 and len(slashed) >= 4 and \
+            sum(1 for x in slashed if units(x) <= 6 and not _item_verb(x)) >= 0.75 * len(slashed):
+        return True
     return _keyword_soup(top)
 
 
+_SLASH = re.compile(r"\s+/\s+|\s*\|\s*")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _FUNCTION = re.compile(r"the|a|an|is|are|was|were|be|to|of|in|on|and|or|it|its|this|that|will|can|by|with|for|into|"
                        r"from|as|each|every|which|we|you|they|not|no|has|have|at|gets?|makes?|becomes?|so|because")
@@ -257,7 +270,29 @@ def _is_causal_soup(sent: str) -> bool:
     turns_back = any(w in backward for w in words[1:]) and any(w not in backward for w in words[:-1])
     bounds = clause_bounds(sent) + [len(sent) + 1]
     crowded = any(sum(1 for m in found if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
-    return turns_back or crowded or "导致" in words
+    return turns_back or crowded or "导致" in words or any(w.startswith("lead") for w in words)
+
+
+def _is_causal_soup_run(segs: List[str]) -> bool:
+    """Connective-strung terms continued across semicolons ("因为 A，所以 B，导致 C；因为 D，所以 E，但是 F，所以 G"):
+    the run of segments read as one sentence has five or more connectives, about one for every two clauses, or
+    four with 导致 / leads to or two in one clause.  A 因为 that opens a new segment is a new step, not a turn back,
+    so "因为 A，所以 B；因为 C，所以 D" stays two reasoned halves."""
+    found = [m.group(0) for x in segs for m in _CAUSAL.finditer(x)]
+    k = len(found)
+    if len(segs) < 2 or k < SOUP_CONNECTIVES:
+        return False
+    clauses = sum(len(clause_bounds(re.sub(r"\([^()]*\)", " ", x))) for x in segs)
+    if k < 0.4 * clauses:
+        return False
+    if k > SOUP_CONNECTIVES:
+        return True
+    crowded = False
+    for x in segs:
+        ms = list(_CAUSAL.finditer(x))
+        bounds = clause_bounds(x) + [len(x) + 1]
+        crowded = crowded or any(sum(1 for m in ms if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
+    return crowded or "导致" in found or any(w.startswith("lead") for w in found)
 
 
 _EN_WORD = re.compile(r"\b[a-z][a-z'-]*\b")
@@ -281,7 +316,7 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
         for f in _FRAME.finditer(s):
             if re.search(r"(?:我|我们)(?:一开始|起初|原来|本来|之前|曾经|还)?$", s[max(0, f.start() - 6):f.start()]) \
                     and not _SELF_REJECTING.search(f.group(0)) \
-                    and not ("以为" in f.group(0) and _rejection(s, f.end())):
+                    and not (re.search(r"以为|听|据说", f.group(0)) and _rejection(s, f.end())):
                 continue           # "我认为 X" is the student's own claim; "我以为 X，后来发现…" retracts it
             after = f.end()
             oq = _OPEN_QUOTE.match(s, after)
@@ -303,7 +338,10 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
             out.append((a, b))
         for q in _QUOTED.finditer(s):     # “X” 这种说法是错的 / "X" is a myth
             if _REJECT.search(s[q.end():q.end() + 24]) or _FRAME.search(s[max(0, q.start() - 12):q.start()]):
-                out.append((a + q.start(), a + q.end()))
+                # the view is the clause the quotation closes ("v1 慢像是“算术多”，其实不是": v1 慢 is part of it)
+                cs = max([0] + [m.end() for m in re.finditer(r"[,;:]", s[:q.start()])])
+                close = re.match(r"\s*(?:[,;:—-]|$)", s[q.end():])
+                out.append((a + (cs if close else q.start()), a + q.end()))
     return out
 
 
@@ -324,6 +362,16 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
             if i < len(sents):
                 runs[i] = j - k + 1
         k = j + 1
+    # a run of semicolon-joined segments that as a whole strings terms together by connectives: each of its
+    # segments with a connective is part of that chain
+    soup_run = [False] * len(sents)
+    k = 0
+    while k < len(sents):
+        j = k + max(1, runs[k]) - 1 if runs[k] else k
+        if j > k and _is_causal_soup_run([norm[x:y] for x, y in sents[k:j + 1]]):
+            for i in range(k, j + 1):
+                soup_run[i] = bool(_CAUSAL.search(norm[sents[i][0]:sents[i][1]]))
+        k = j + 1
     for k, (a, b) in enumerate(sents):
         s = norm[a:b]
         n = units(s)
@@ -331,7 +379,7 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
         if _is_list(s):
             listy += n
             spans.append(Span(a, b, "list"))     # claims found here count toward a term list only
-        elif _is_causal_soup(s):
+        elif _is_causal_soup(s) or soup_run[k]:
             spans.append(Span(a, b, "soup"))     # asserts (its contradictions count), establishes nothing
         else:
             if _is_fragment(s):
@@ -343,7 +391,22 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
                 cont = bool(_CONTINUES.search(norm[sents[k + 1][0]:sents[k + 1][1]]))
                 if cont or (semi[k] and runs[k] <= SEMI_RUN):
                     spans.append(Span(a, sents[k + 1][1], "window", first_end=b, semi=not cont))
-    return Text(norm, sents, spans, _quotes(norm, sents), listy / total if total else 0.0)
+    share = listy / total if total else 0.0
+    if _all_notes(norm):
+        share = 1.0       # step notes line by line, none of them a sentence: graded as a term list
+    return Text(norm, sents, spans, _quotes(norm, sents), share)
+
+
+# a line of notes states steps, not reasons: no verb of claim and no connective in it ("输入：1 block/行，tid stride
+# 读 → 合并" / "warp shfl → smem → warp0 → sum, sq_sum"); an arrow is a step, not a because
+_NOTE_VERB = re.compile(r"因为|所以|因此|由于|导致|使得?|让|就|会|才|要|需要|必须|可以|能|是|否则|不然|于是|从而|"
+                        r"\b(?:because|so|since|would|will|must|is|are|can|means|makes)\b")
+
+
+def _all_notes(norm: str) -> bool:
+    """Three or more lines, every one of them a note without a verb of claim or a connective."""
+    lines = [x for x in norm.split("\n") if x.strip()]
+    return len(lines) >= 3 and not any(_NOTE_VERB.search(x) for x in lines)
 
 
 # ----------------------------------------------------------------------------- part matches
@@ -497,7 +560,12 @@ def _anaphora(part: Part, text: Text, span: Span, s: str) -> List[PartMatch]:
         but = _BUT.search(s, m.end())
         if but and any(pm.negated for pm in part_matches(part, s[but.end():])):
             continue
-        if part.regex.search(text.norm, since, span.start + m.start()):
+        # a pronoun deep inside a sentence, after clauses of its own, names something of that sentence: in
+        # "原地调用时 out 就是 inp，…，所以它一定是错误" 它 is not what the previous sentence was about
+        # (one adverbial clause before it, "但是为了保持一致，它们也计入平均", still leaves it the subject)
+        before = [x for x in bounds if x <= m.start()] + [m.start()]
+        mid = sum(1 for x, y in zip(before, before[1:]) if units(s[x:y]) >= 3) >= 2
+        if part.regex.search(text.norm, span.start if mid else since, span.start + m.start()):
             cs = max(x for x in bounds if x <= m.start())
             neg = _negation_at(s, m.start(), cs)
             out.append(PartMatch(m.start(), m.end(), neg >= 0, False, neg))

@@ -87,6 +87,15 @@ def _attributes(fact: Fact, s: str, mentions):
             yield m
 
 
+# "位有效数字" without "bit" is also said of decimal digits: FP32 about 7 (6-8), FP16 about 3-4, BF16 about 2-3
+_DECIMAL_DIGITS = {"fp32": (6, 8), "fp16": (3, 4), "bf16": (2, 3)}
+
+
+def _decimal_digits(subject: str, said: str, value: float) -> bool:
+    lo, hi = _DECIMAL_DIGITS.get(subject, (1, 0))
+    return "有效数字" in said and not re.search(r"bit|位数", said) and lo <= value <= hi
+
+
 def false_facts(norm: str, in_quote: Callable[[int], bool]) -> List[Tuple[str, str]]:
     """(why, sentence) for each course constant the answer states with a wrong value."""
     out = []
@@ -107,6 +116,8 @@ def false_facts(norm: str, in_quote: Callable[[int], bool]) -> List[Tuple[str, s
                     value = float(raw.replace(",", ""))
                 except ValueError:
                     continue
+                if fact.attribute is _SIGNIFICAND and _decimal_digits(fact.subject, m.group(0), value):
+                    continue        # "FP32 有 7 位有效数字": decimal digits, right
                 if not fact.right(value) and not in_quote(a + m.start()):
                     out.append((fact.why, s.strip()))
                     break

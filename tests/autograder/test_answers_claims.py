@@ -112,6 +112,12 @@ def test_other_numbers_do_not_count(claim, text):
     ("“" + "两矩法要读两遍，" * 12 + "所以 Welford 更快”——这句话是错的。", True),
     ("Welford 更快吗？是的，因为它只读一遍。", False),      # a question answered yes: the student's claim
     ("有人说两矩法更准，其实 Welford 更快。", False),        # the view after the rejection is the student's own
+    # round 7 (engine): heard-say frames, single quotes, "说反了 / 搞反了"
+    ("常听人说'Welford 更快'，这其实说反了。", True),
+    ("听说 ‘Welford 更快’，其实搞反了：它要多算除法。", True),
+    ("据说 Welford 更快，这是弄反了。", True),
+    ("我听说 Welford 更快，后来发现不是这样。", True),
+    ("据说 Welford 更快。", False),                          # a hearsay the student does not reject: asserted
 ])
 def test_quoted_to_reject(text, quoted):
     h = holds("welford_fast", text)
@@ -159,3 +165,85 @@ def test_round6_span_kinds(text, kinds):
 ])
 def test_round6_retracted_own_view(text, quoted):
     assert bool(cm.analyse(text).quoted) == quoted
+
+
+# round 7 (engine): an apostrophe inside a word opens no quotation
+def test_round7_apostrophe_is_not_a_quote():
+    assert not cm.analyse("the row's max is the tile's max, which is wrong to skip").quoted
+
+
+# round 7 (engine): a 它 deep inside a sentence, after clauses with subjects of their own, names something of
+# that sentence, not what the previous sentence was about; at a sentence's start (or after one adverbial
+# clause) it still names the previous sentence's subject
+@pytest.mark.parametrize("text, found", [
+    ("我们用的是 Welford 算法。它会更快。", True),
+    ("我们用的是 Welford 算法。但是为了省寄存器，它会更快。", True),
+    ("我们用的是 Welford 算法；两矩法要读两遍，三遍 kernel 要读三遍，所以它会更快。", False),
+])
+def test_round7_pronoun_deep_in_a_sentence(text, found):
+    t, cache = cm.analyse(text), {}
+    claim = next(c for c in COMPILED.claims if c.id == "welford_fast")
+    assert (cm.find(claim.says[0], t, cache, assertion=True) is not None) is found
+
+
+# round 7 (engine): terms separated by " / " or "|" are a list (a contradiction inside one asserts nothing);
+# a formula with one slash is not
+@pytest.mark.parametrize("text, kinds", [
+    ("两阶段 / atomicAdd / kernel 边界 = 全局同步 / launch 开销 / 不确定性 / 争用 / CAS", ["list"]),
+    ("shared memory | bank | 32 路冲突 | padding | occupancy", ["list"]),
+    ("var = sq_sum / N - mean * mean，两个几乎相等的大数相减会消减", ["prose"]),
+])
+def test_round7_slash_lists(text, kinds):
+    assert [s.kind for s in cm.analyse(text).spans if s.kind != "window"] == kinds
+
+
+# round 7 (engine): connective-strung terms continued across semicolons are one chain (each segment with a
+# connective is soup); two reasoned halves "因为 A，所以 B；因为 C，所以 D" are not; "leads to" counts as 导致
+@pytest.mark.parametrize("text, kinds", [
+    ("因为 shared memory 有 bank，所以每一轮要同步，导致 warp 同步；因为 shuffle 是 shared memory 操作，所以也要同步，"
+     "但是 warp 内是 SIMT，所以不需要。", ["soup", "soup"]),
+    ("因为每个线程只读一遍 x，所以流量减半；因为 exp 只算一次，所以计算也少。", ["prose", "prose"]),
+    ("Register tiling is faster because registers are faster, therefore the intensity increases, which leads to "
+     "higher occupancy, so bank conflicts disappear.", ["soup"]),
+])
+def test_round7_connective_chains_across_semicolons(text, kinds):
+    assert [s.kind for s in cm.analyse(text).spans if s.kind != "window"] == kinds
+
+
+# round 7 (engine): a naive view set up to be rejected (表面上看 / 看起来 … 其实), a rejection that limits the view
+# (这个想法只在小位置成立), and a rejected quotation that closes a clause takes the clause with it
+@pytest.mark.parametrize("text, quoted", [
+    ("表面上看 Welford 像是“更快”，其实不是：它要多算除法。", True),
+    ("看起来 Welford 更快，其实它每个元素多一次除法。", True),
+    ("“Welford 更快”——这个想法只在小数据上成立。", True),
+    ("看起来 Welford 更快。", False),                     # no rejection: the student's own view
+])
+def test_round7_naive_views_rejected(text, quoted):
+    h = holds("welford_fast", text)
+    assert (h is not None and not h.quoted) is (not quoted)
+
+
+# round 7 (engine): "位有效数字" is also said of decimal digits (FP32 about 7), which is right
+@pytest.mark.parametrize("text, wrong", [
+    ("FP32 有 7 位有效数字，算个角度足够了", False),
+    ("FP16 只有 3 位有效数字", False),
+    ("FP32 有 7 位有效位", True),
+    ("FP16 有 16 位有效数字", True),
+])
+def test_round7_decimal_significant_digits(text, wrong):
+    from autograder.answers.facts import false_facts
+    from autograder.answers.normalise import normalise
+    assert bool(false_facts(normalise(text), lambda pos: False)) is wrong
+
+
+# round 7 (engine): three or more lines of step notes, none with a verb of claim or a connective, are graded as a
+# term list; notes with a reason in them ("→ 因为…" / "所以") or fewer lines are not
+@pytest.mark.parametrize("text, listy", [
+    ("输入：1 block/行，tid stride 读 → 合并\n累加：local_sum, local_sq_sum (寄存器)\nwarp shfl → smem → warp0 → sum\n"
+     "输出：第二遍 y=(x-mean)*inv_std", True),
+    ("交错：c0=2p, c1=2p+1\n半分：c0=p, c1=p+D/2\n写反 → 不报错", True),
+    ("交错：c0=2p, c1=2p+1\n半分：c0=p, c1=p+D/2\n写反不会报错，因为两种都是合法的旋转", False),
+    ("输入：1 block/行 → 合并\n输出：第二遍写回", False),
+])
+def test_round7_step_notes(text, listy):
+    assert (cm.analyse(text).listy_share >= 0.7) is listy

@@ -67,3 +67,16 @@ def test_visible_text_drops_what_a_reader_cannot_see():
 ])
 def test_term_lists_and_prose(text, listy):
     assert (cm.analyse(text).listy_share >= 0.7) is listy
+
+
+# round 7 (engine): the student's own formula built from identifiers the question lists is not a copy of it;
+# the question's own sentence still is
+def test_round7_own_formula_is_not_a_question_copy():
+    from autograder.answers import drop_copied
+    from autograder.answers.normalise import normalise
+    prompt = "用两三句话说明：你在 `warp_row` 里怎样由 `blockIdx.x`、`warp.meta_group_size()`、`warp.meta_group_rank()` 得到行号。"
+    own = normalise("warp_row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank()。每个 warp 负责一行。")
+    kept, n = drop_copied(own, prompt)
+    assert n == 0 and "meta_group_rank" in kept
+    copy = normalise("你在 warp_row 里怎样由 blockIdx.x、warp.meta_group_size()、warp.meta_group_rank() 得到行号？每个 warp 负责一行。")
+    assert drop_copied(copy, prompt)[1] == 1
