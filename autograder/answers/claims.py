@@ -55,18 +55,20 @@ _FRAME = re.compile(
     r"\bit is (?:a )?(?:common )?(?:myth|misconception|mistake|wrong|false|not true) (?:to (?:think|say) )?that\b|"
     r"\ba (?:common )?(?:myth|misconception|mistake)(?: is)?(?: that)?\b|\bcontrary to\b|\b(?:one|you) might think\b|"
     r"\bit is tempting to (?:think|say)\b|\bthe (?:claim|idea|belief) that\b|\bit is often said\b|"
-    r"\b(?:don'?t|do not|never) (?:think|assume|believe) that\b|\bit is not (?:true|the case) that\b")
+    r"\b(?:don'?t|do not|never) (?:think|assume|believe) that\b|\bi (?:used to|once|first|initially) (?:think|thought|believe|believed)\b|\bit is not (?:true|the case) that\b")
 _THIRD_PARTY = re.compile(r"有人|很多人|不少人|常有人|许多人|一些人|有些人|别人|有的人|有的同学|有同学|初学者|有(?:的|些)|"
                           r"some|many|people|students|beginners")
 _SELF_REJECTING = re.compile(r"误以为|误认为|所谓|误解|误区|错误|不要|别|不能说|不是说|并非说|不等于说|"
                              r"myth|misconception|mistake|wrong|false|not true|contrary|might think|tempting|"
-                             r"don'?t|do not|never|not the case")
+                             r"don'?t|do not|never|not the case|used to|once|initially")
 _REJECT = re.compile(
     r"(?:说|搞|弄|想|讲|记|理解|看)反了|"           # "常听人说'X'，这其实说反了"
     r"(?:这个|这种|这句|那个|那种)?(?:想法|说法|观点|理解|话)(?:只在[^,;:]{1,16}(?:成立|才对|适用)|只对了?一半|有问题|不全对|不完全对|是片面的)|"
     r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错的|错了|不对|并非如此|不是这样|这是误解|误解|而是|"
     r"只(?:说)?对了?(?:一|1)?小?半|"            # "这句话只对了一小半"
     r"后来(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
+    r"现在(?:才)?(?:知道|明白|发现|清楚|懂了)|(?:完全|根本|压根)(?:就)?不是|"       # "以前我以为 X，现在知道完全不是"
+    r"\bnow i (?:know|see|understand)\b|\bturns out\b|"
     r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
     r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
     r"\bbut\b|\bhowever\b|\byet\b")
@@ -80,6 +82,7 @@ _CLOSING_REJECT = re.compile(r"(?:[,;:—-]|^)\s*(?:但|可|不过|然而|but|wh
                              r"(?:错的|错误的|错了|不对的?|不成立|并不成立|(?:说|搞|弄|想|讲)反了|(?:一种|一个|常见的?)?(?:误解|误区)|不是这样的?)|"
                              r"后来(?:才)?(?:发现|知道|明白|意识到)(?:这|那)?(?:是错的|不对|不是这样的?|错了)|"
                              r"(?:that|this|it)?\s*(?:is )?(?:wrong|false|not true|a myth|a misconception|incorrect))\s*[.!]?\s*$")
+_SCARE = re.compile(r"[“\"「『‘][^”\"」』’\n]{1,8}[”\"」』’]")      # a quoted term of a few characters
 _WEAK_REJECT = re.compile(r"其实|事实上|实际上|但是|但|然而|不过|可是|而是|actually|in fact|in reality|but|however|yet")
 
 
@@ -457,12 +460,13 @@ def _numbers(s: str, *, listed: bool = True):
 def _negation_inside(regex: re.Pattern, s: str, a: int, b: int) -> int:
     """A regex paraphrase whose gap runs across a clause ("部分和.{0,10}直接相加" over "部分和基准不同，不能直接
     相加") is negated by a negation in its last clause, as if that clause stood alone — unless the negation
-    is the paraphrase's own word ("越界….{0,30}不会报错"): the paraphrase no longer matches without it."""
+    is the paraphrase's own word ("越界….{0,30}不会报错"): the paraphrase no longer matches without it.  Within
+    one clause the same holds for a negation the gap swallowed ("部分和不能直接相加" is not "部分和.{0,10}直接相加")."""
     inner = [m.end() for m in re.finditer(r"[,;:]", s[a:b])]
-    if not inner:
-        return -1
-    tail_start = a + inner[-1]
+    tail_start = a + inner[-1] if inner else a
     for neg in _NEG.finditer(s, tail_start, b):
+        if not inner and neg.start() == a:
+            continue          # a paraphrase that opens with its negation ("can not simply add") spells it itself
         if regex.search(s[a:neg.start()] + s[neg.end():b]):
             return neg.start()
     return -1
@@ -524,6 +528,10 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
             if key not in cache:
                 cache[key] = part_matches(p, s)
             ms.append(cache[key])
+        if assertion:                        # “直接相加” in quotation marks is a word mentioned, not a claim made
+            mentions = [(m.start(), m.end()) for m in _SCARE.finditer(s)]
+            if mentions:
+                ms = [[m for m in cands if not any(a <= m.start < b for a, b in mentions)] for cands in ms]
         if assertion and len(pattern) > 1 and pattern[0].regex is not None:   # 它 names a subject, not a claim
             ms[0] = ms[0] + _anaphora(pattern[0], text, span, s)
         if assertion and len(pattern) > 1 and not any(p.numbers for p in pattern):

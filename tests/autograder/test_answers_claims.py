@@ -247,3 +247,32 @@ def test_round7_decimal_significant_digits(text, wrong):
 ])
 def test_round7_step_notes(text, listy):
     assert (cm.analyse(text).listy_share >= 0.7) is listy
+
+
+# round 7 (lead): a retracted view rejected with 现在知道 / 完全不是; a term in quotation marks is mentioned, not
+# asserted; a negation inside a regex paraphrase's gap negates it, unless the paraphrase opens with it
+@pytest.mark.parametrize("text,quoted", [
+    ("以前我以为 Welford 更快，现在知道完全不是：它要多算除法。", True),
+    ("I used to think Welford is faster, now I know it is slower.", True),
+])
+def test_round7_retracted_with_now_i_know(text, quoted):
+    assert bool(cm.analyse(text).quoted) == quoted
+
+
+def test_round7_a_quoted_term_is_mentioned_not_asserted():
+    spec = sp.compile_spec({"parts": {"welford": ["welford"], "fast": ["更快"]},
+                            "claims": [{"id": "c", "says": [["welford", "not:fast"]],
+                                        "contradicts": [["welford", "fast"]]}]})
+    pat = spec.claims[0].contradicts[0]
+    assert cm.find(pat, cm.analyse("Welford 会更快。"), {}, assertion=True)
+    assert not cm.find(pat, cm.analyse("Welford 和“更快”这两个字沾不上边，它只是更准。"), {}, assertion=True)
+
+
+@pytest.mark.parametrize("text,negated", [
+    ("两个部分和不能直接相加", True),
+    ("两个部分和可以直接相加", False),
+])
+def test_round7_a_negation_the_gap_swallowed(text, negated):
+    spec = sp.compile_spec({"parts": {"add": [r"re:部分和.{0,10}直接相加"]}, "claims": [{"id": "c", "says": [["add"]]}]})
+    part = spec.claims[0].says[0][0]
+    assert [m.negated for m in cm.part_matches(part, cm.normalise(text))] == [negated]
