@@ -140,7 +140,10 @@ def _light(syn: str) -> str:
     for m in re.finditer(r" \?|\(([^()]*)\)(\?)?|([^\s()?])\?| ", syn):
         tok = m.group(0)
         if tok.startswith("(") and "|" not in m.group(1) and not m.group(2):
-            continue                      # plain parentheses: literal
+            # plain parentheses are literal, what they hold is light notation too ("exp(m ?- ?m_new)")
+            out.append(_literal(syn[pos:m.start()]) + re.escape("(") + _light(m.group(1)) + re.escape(")"))
+            pos = m.end()
+            continue
         out.append(_literal(syn[pos:m.start()]))
         if tok.startswith("("):
             alts = "|".join(_literal(a) for a in m.group(1).split("|"))
@@ -162,7 +165,8 @@ def _paraphrase_regex(syn: str, where: str) -> str:
     if syn.startswith("re:"):
         body = syn[3:]
     else:
-        norm = normalise(syn)
+        # a backslash before a sign (p ?\+ ?d/2, x\[t\]) is regex habit: the sign itself is meant
+        norm = re.sub(r"\\([^\w\s])", r"\1", normalise(syn))
         if not norm:
             raise SpecError(f"{where}: {syn!r} is empty after normalisation")
         body = _light(norm)

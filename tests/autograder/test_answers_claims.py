@@ -276,3 +276,13 @@ def test_round7_a_negation_the_gap_swallowed(text, negated):
     spec = sp.compile_spec({"parts": {"add": [r"re:部分和.{0,10}直接相加"]}, "claims": [{"id": "c", "says": [["add"]]}]})
     part = spec.claims[0].says[0][0]
     assert [m.negated for m in cm.part_matches(part, cm.normalise(text))] == [negated]
+
+
+@pytest.mark.parametrize("syn,text", [
+    ("exp(m ?- ?m_new)", "exp(m - m_new)"), ("exp(m ?- ?m_new)", "exp(m-m_new)"),
+    (r"p ?\+ ?d/2", "p + d/2"), (r"x\[t\]", "x[t]"), ("rsqrtf(0)", "rsqrtf(0)"),
+])
+def test_light_notation_inside_plain_parentheses_and_escaped_signs(syn, text):
+    # " ?" inside plain parentheses is still an optional space; "\+" means the sign itself
+    spec = sp.compile_spec({"parts": {"f": [syn]}, "claims": [{"id": "c", "says": [["f"]]}]})
+    assert cm.part_matches(spec.claims[0].says[0][0], cm.normalise(text))
