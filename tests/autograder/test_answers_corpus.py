@@ -13,11 +13,12 @@ from autograder.answers.cli import evaluate, load_rows
 CORPUS = config.REPO_ROOT / "calibration"
 # tune: author A (lessons 04-08, the rules were tuned on it); heldout: author B (lessons 04-08);
 # heldout_new: author D (lessons 01-03, 09-12); heldout_f: author F (all 12 lessons, written after the third
-# rubric round); heldout_lmn: authors L, M, N (lessons 01-04, 05-08, 09-12, written before the fifth round).
+# rubric round); heldout_lmn: authors L, M, N (lessons 01-04, 05-08, 09-12, written before the fifth round);
+# heldout_r7: authors Z, AE, AF (lessons 01-04, 05-08, 09-12, written before the seventh round).
 # No held-out half is tuned on.
 HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_heldout.jsonl",
           "heldout_new": CORPUS / "heldout_new.jsonl", "heldout_f": CORPUS / "heldout_f.jsonl",
-          "heldout_lmn": CORPUS / "heldout_lmn.jsonl"}
+          "heldout_lmn": CORPUS / "heldout_lmn.jsonl", "heldout_r7": CORPUS / "heldout_r7.jsonl"}
 
 # Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
 # failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
