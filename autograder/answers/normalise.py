@@ -141,8 +141,10 @@ def normalise(text: str) -> str:
         t = rx.sub(rep, t)
     t = _strip_latex(t)
     # "同一个" / "每一个" / "这一个" name one thing, they count nothing ("同一个基准" = "同一基准")
+    # after a letter or digit the count is a word of its own: "float4一条" -> "float4 1条", not "float41条"
     t = _CN_NUM.sub(lambda m: m.group(0) if m.group(1) == "一" and m.start() and t[m.start() - 1] in _ONE_NOT_COUNT
-                    else str(_cn_number(m.group(1))), t)
+                    else (" " if m.start() and re.match(r"[a-z0-9_]", t[m.start() - 1], re.I) else "")
+                    + str(_cn_number(m.group(1))), t)
     t = re.sub(r"(\d+(?:\.\d+)?)\s*的\s*([-+]?\d+)\s*次方", r"\1^\2", t)     # 2 的 24 次方 -> 2^24
     # an A-not-A question negates nothing: "它会不会是负数" asks, it does not say "不会是负数"
     t = re.sub(r"(会|是|能|有|要|可|用|对)(?:不|没)\1", r"是否\1", t)

@@ -146,7 +146,7 @@ def _light(syn: str) -> str:
             continue
         out.append(_literal(syn[pos:m.start()]))
         if tok.startswith("("):
-            alts = "|".join(_literal(a) for a in m.group(1).split("|"))
+            alts = "|".join(_light(a) for a in m.group(1).split("|"))      # "(32 ?路)?": notation inside too
             out.append(f"(?:{alts})" + ("?" if m.group(2) else ""))
         elif m.group(3):
             out.append(re.escape(m.group(3)) + "?")

@@ -286,3 +286,10 @@ def test_light_notation_inside_plain_parentheses_and_escaped_signs(syn, text):
     # " ?" inside plain parentheses is still an optional space; "\+" means the sign itself
     spec = sp.compile_spec({"parts": {"f": [syn]}, "claims": [{"id": "c", "says": [["f"]]}]})
     assert cm.part_matches(spec.claims[0].says[0][0], cm.normalise(text))
+
+
+def test_light_notation_inside_a_group_and_a_count_after_an_identifier():
+    spec = sp.compile_spec({"parts": {"f": ["(32 ?路)?冲突"], "g": ["float4"]}, "claims": [{"id": "c", "says": [["f"], ["g"]]}]})
+    assert cm.part_matches(spec.claims[0].says[0][0], cm.normalise("32 路冲突"))
+    # "float4一条指令" keeps float4 a word: the count 一条 becomes " 1条", not "float41条"
+    assert cm.part_matches(spec.claims[0].says[1][0], cm.normalise("float4一条指令搬 16 字节"))
