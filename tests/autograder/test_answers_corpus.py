@@ -23,10 +23,10 @@ HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_he
 # Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
 # failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
 BELOW = {
-    "agreement": {"heldout", "heldout_new"},                # exact agreement below 85 %
-    "stuffed": {"heldout"},                                 # one keyword-stuffed answer above 1 point
-    "false_veto": {"heldout", "heldout_lmn"},               # false vetoes
-    "flips": {"heldout", "heldout_new", "heldout_lmn"},     # more than one pass/fail flip in fifteen submissions
+    "agreement": {"heldout_new", "heldout_r7"},             # exact agreement below 85 %
+    "stuffed": set(),                                       # a keyword-stuffed answer above 1 point
+    "false_veto": {"heldout", "heldout_r7"},                # false vetoes
+    "flips": {"heldout", "heldout_new", "heldout_lmn", "heldout_r7"},   # more than one flip in fifteen submissions
 }
 
 
