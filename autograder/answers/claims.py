@@ -31,7 +31,7 @@ _NEG = re.compile(
     r"\b(?:not|no|never|none|neither|nor|without|can not)\b(?! only\b)|\brather than\b|\binstead of\b|\bfails? to\b")
 _GAP_UNIT = re.compile(r"[\u4e00-\u9fff]|[a-z0-9_.]+")
 NEG_WINDOW = 3                           # words between a negation and what it negates
-_SCOPE_END = re.compile(r"时|后|则|就|才|那么|\bwhen\b|\bthen\b|\bif\b")   # "没有 eps 时 | 全零行…": scope ended
+_SCOPE_END = re.compile(r"时|后|则|就|才|那么|的话|→|\bwhen\b|\bthen\b|\bif\b")   # "没有 eps 时 | 全零行…": scope ended
 FRAGMENT_UNITS = 10                      # a verbless note up to this many words is a scrap, not a claim
 MAX_GAP = 30                             # words between two consecutive parts of one pattern
 _COMPARED = re.compile(r"(?:比|相比|than|compared (?:to|with))\s*$")

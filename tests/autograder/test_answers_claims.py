@@ -293,3 +293,9 @@ def test_light_notation_inside_a_group_and_a_count_after_an_identifier():
     assert cm.part_matches(spec.claims[0].says[0][0], cm.normalise("32 路冲突"))
     # "float4一条指令" keeps float4 a word: the count 一条 becomes " 1条", not "float41条"
     assert cm.part_matches(spec.claims[0].says[1][0], cm.normalise("float4一条指令搬 16 字节"))
+
+
+@pytest.mark.parametrize("text", ["没有 eps 的话全零行会变成 NaN", "没有 eps → 全零行 → NaN"])
+def test_a_negation_ends_at_de_hua_and_at_an_arrow(text):
+    # "没有 eps 的话 | 全零行…" negates eps, not what follows the condition
+    assert holds("row_nan", text)
