@@ -257,45 +257,35 @@ def _is_causal_soup(sent: str) -> bool:
     more 因为 / 所以 / 导致 / so / because … in one sentence, about one for every two clauses or more.  A
     reasoned chain spreads its steps over sentences and says *why* each follows; a sentence that is
     mostly connectives asserts links it never argues, and a reader grades it as no explanation."""
-    found = list(_CAUSAL.finditer(sent))
-    k = len(found)
+    return _connective_soup([sent], turn_back=True)
+
+
+def _is_causal_soup_run(segs: List[str]) -> bool:
+    """Connective-strung terms continued across semicolons ("因为 A，所以 B，导致 C；因为 D，所以 E，但是 F，所以 G"),
+    the run of segments read as one sentence.  A 因为 that opens a new segment is a new step, not a turn back,
+    so "因为 A，所以 B；因为 C，所以 D" stays two reasoned halves."""
+    return len(segs) >= 2 and _connective_soup(segs, turn_back=False)
+
+
+def _connective_soup(segs: List[str], *, turn_back: bool) -> bool:
+    found = [[m for m in _CAUSAL.finditer(x)] for x in segs]
+    words = [m.group(0) for ms in found for m in ms]
+    k = len(words)
     if k < SOUP_CONNECTIVES:
         return False
-    flat = re.sub(r"\([^()]*\)", " ", sent)
-    if k < 0.4 * len(clause_bounds(flat)):
+    if k < 0.4 * sum(len(clause_bounds(re.sub(r"\([^()]*\)", " ", x))) for x in segs):
         return False
     if k > SOUP_CONNECTIVES:
         return True
     # exactly four: a reasoned chain runs one way (因为 A，所以 B，因此 C，所以 D); pasted terms turn back
-    # ("…，所以 X，因为 Y"), reach for 导致, or put two connectives in one clause ("所以 fmaxf 因为 NaN 传播")
-    words = [m.group(0) for m in found]
+    # ("…，所以 X，因为 Y"), reach for 导致 / leads to, or put two connectives in one clause ("所以 fmaxf 因为 NaN 传播")
     backward = {"因为", "由于", "because", "since"}
-    turns_back = any(w in backward for w in words[1:]) and any(w not in backward for w in words[:-1])
-    bounds = clause_bounds(sent) + [len(sent) + 1]
-    crowded = any(sum(1 for m in found if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
-    return turns_back or crowded or "导致" in words or any(w.startswith("lead") for w in words)
-
-
-def _is_causal_soup_run(segs: List[str]) -> bool:
-    """Connective-strung terms continued across semicolons ("因为 A，所以 B，导致 C；因为 D，所以 E，但是 F，所以 G"):
-    the run of segments read as one sentence has five or more connectives, about one for every two clauses, or
-    four with 导致 / leads to or two in one clause.  A 因为 that opens a new segment is a new step, not a turn back,
-    so "因为 A，所以 B；因为 C，所以 D" stays two reasoned halves."""
-    found = [m.group(0) for x in segs for m in _CAUSAL.finditer(x)]
-    k = len(found)
-    if len(segs) < 2 or k < SOUP_CONNECTIVES:
-        return False
-    clauses = sum(len(clause_bounds(re.sub(r"\([^()]*\)", " ", x))) for x in segs)
-    if k < 0.4 * clauses:
-        return False
-    if k > SOUP_CONNECTIVES:
-        return True
+    turns_back = turn_back and any(w in backward for w in words[1:]) and any(w not in backward for w in words[:-1])
     crowded = False
-    for x in segs:
-        ms = list(_CAUSAL.finditer(x))
+    for x, ms in zip(segs, found):
         bounds = clause_bounds(x) + [len(x) + 1]
         crowded = crowded or any(sum(1 for m in ms if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
-    return crowded or "导致" in found or any(w.startswith("lead") for w in found)
+    return turns_back or crowded or "导致" in words or any(w.startswith("lead") for w in words)
 
 
 _EN_WORD = re.compile(r"\b[a-z][a-z'-]*\b")
