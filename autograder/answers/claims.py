@@ -102,7 +102,7 @@ _OPEN_QUOTE = re.compile(r"\s*[:：]?\s*[“\"「『‘']")
 _ANSWERS_NO = re.compile(r"\s*(?:不对|不是|错|并不|当然不|没有|no\b|nope|wrong|not\b)")
 
 # A list item or fragment has no predicate; prose does.
-_PREDICATE = re.compile(r"是|为|会|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|返回|等于|只用|不用|=|→|<|>|"
+_PREDICATE = re.compile(r"是|为|会|(?<!没)有|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|返回|等于|只用|不用|=|→|<|>|"
                         r"越[^,;:]{1,8}越|"                        # "br 越大重复读越少" relates two quantities
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|must|"
                         r"needs?|has|have|does|do|turns?|produces?|returns?|equals?)\b")

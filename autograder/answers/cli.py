@@ -62,6 +62,12 @@ def _item(lesson: str, item: str) -> Dict[str, Any]:
     return items[item]
 
 
+def _code_max(lesson: str) -> float:
+    """Points of the lesson's code tests (every item that is not written): what ``code_points`` may hold."""
+    from .. import config
+    return float(sum(it["points"] for it in config.lesson(lesson)["items"].values() if it["kind"] != "rubric"))
+
+
 def parse_line(raw: str, n: int) -> Dict[str, Any]:
     try:
         rec = json.loads(raw)
@@ -236,6 +242,14 @@ def load_rows(path: str, backend: Optional[str]) -> List[Row]:
             rec = parse_line(raw, n)
             if not isinstance(rec.get("human_score"), (int, float)):
                 raise LineError("field 'human_score' missing or not a number")
+            code = rec.get("code_points")
+            if code is not None:
+                top = _code_max(rec["lesson"])
+                # the code explanation is the written item explain_code, scored here; counting it in
+                # code_points as well would move every student's total by that point
+                if not isinstance(code, (int, float)) or not 0 <= code <= top:
+                    raise LineError(f"'code_points' must be the code tests' points, 0..{top:g} "
+                                    f"(explain_code is scored as a written item), not {code!r}")
             s = score_record(rec, backend)
         except LineError as exc:
             raise InputError(f"{path}:{n}: {exc}") from None

@@ -79,3 +79,13 @@ def test_rubric_eval_figures(tmp_path, capsys):
     bad = write(tmp_path, [{"lesson": "06_softmax", "item": "q1", "text": GOOD}])
     assert cli.main(["rubric-eval", bad]) == 2
     assert "human_score" in capsys.readouterr().err
+
+
+def test_rubric_eval_refuses_code_points_that_count_the_explanation(tmp_path, capsys):
+    # code_points are the code tests' points (2 + 1); the explanation point is the explain_code line itself,
+    # so a 4 would move the student's total by a point and hide or invent pass/fail flips
+    path = write(tmp_path, [{"lesson": "06_softmax", "item": "q1", "text": GOOD, "human_score": 2,
+                             "student": "s1", "code_points": 4}])
+    assert cli.main(["rubric-eval", path]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1:" in err and "0..3" in err and "explain_code" in err
