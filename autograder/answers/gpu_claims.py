@@ -19,9 +19,9 @@ from typing import List, Optional
 from .normalise import normalise, sentences
 
 MEASURE = re.compile(
-    r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|试过|实际运行|运行时间(?:为|是)|"
+    r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|试过|试了|测试了|实际运行|profile\s*(?:过|了)|运行时间(?:为|是)|"
     r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时|"
-    r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\bi ran\b|\bwe ran\b|\bran it\b|"
+    r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\btested\b|\bi ran\b|\bwe ran\b|\bran it\b|"
     r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)|"
     r"(?:用|拿|跑|开)\s*(?:nsight(?: compute| systems)?|ncu|nsys|nvprof)\s*(?:看|查|测|profile|跑|抓)", re.I)
 CONTEXT = re.compile(

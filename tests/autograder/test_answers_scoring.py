@@ -120,6 +120,8 @@ def test_scoring_is_deterministic():
     "在 GPU 上测得带宽 3 TB/s。",
     "我自己用 ncu 看过，occupancy 只有 25%。",
     "我在 H200 上跑了，CPU 模拟器上也跑了，GPU 版本 52us。",
+    "我在 H200 上 profile 过 K = 4096：三遍版 61 us。",
+    "I actually tested this on an A100 in our lab: the FP16 version lost accuracy.",
 ])
 def test_gpu_claim_vetoes_only_without_a_gpu(text):
     assert gpu_claim(text, "cpu") and gpu_claim(text, None)
