@@ -52,6 +52,29 @@ def _ops_squash(text: str) -> str:
     return re.sub(r"[^\w=*+/<>%]+|_", "", text)
 
 
+def _copied_from(sq: str, pq: str, ops: bool = False) -> bool:
+    """``sq`` is a copy of one stretch of ``pq``: the longest common run makes up >= 85 % of it, or, around that
+    run, runs of >= 3 characters matched in order cover >= 85 % of it within a stretch of the question not much
+    longer than it (a word dropped, changed or added is still a copy; scattered shared words are not).  With
+    ``ops``, every formula operator of ``sq`` must lie in a matched run: operators put between the question's
+    identifiers make a formula of one's own."""
+    m = SequenceMatcher(None, sq, pq, autojunk=False).find_longest_match(0, len(sq), 0, len(pq))
+    if m.size >= 0.85 * len(sq):
+        return True
+    if m.size < 3:
+        return False
+    lo = max(0, m.b - m.a - 8)
+    window = pq[lo:m.b + (len(sq) - m.a) + 8]
+    blocks = [x for x in SequenceMatcher(None, sq, window, autojunk=False).get_matching_blocks() if x.size >= 3]
+    covered = sum(x.size for x in blocks)
+    span = blocks[-1].b + blocks[-1].size - blocks[0].b if blocks else 0
+    if ops:
+        inside = {i for x in blocks for i in range(x.a, x.a + x.size)}
+        if any(_OPS.match(ch) and i not in inside for i, ch in enumerate(sq)):
+            return False
+    return covered >= 0.85 * len(sq) and span <= 1.25 * len(sq) + 4
+
+
 def drop_copied(norm: str, prompt: str):
     """``norm`` without its sentences copied from the question; (text, number dropped)."""
     if not prompt:
@@ -62,17 +85,14 @@ def drop_copied(norm: str, prompt: str):
     copied = []
     for a, b in sents:
         sq = squash(norm[a:b])
-        # copied = one stretch of the question makes up almost all of the sentence (order kept);
+        # copied = the sentence is, up to a word dropped or changed, one stretch of the question (order kept);
         # reusing the question's identifiers in a formula of one's own is not a copy
-        m = SequenceMatcher(None, sq, pq, autojunk=False).find_longest_match(0, len(sq), 0, len(pq))
-        copy = len(sq) >= 4 and m.size >= 0.85 * len(sq)
+        copy = len(sq) >= 4 and _copied_from(sq, pq)
         # a formula of one's own built from the question's identifiers ("warp_row = blockIdx.x * meta_group_size()
         # + meta_group_rank()" where the question lists them with 、) is the answer, not a copy: with the
         # operators kept, the question no longer holds it
         if copy and _OPS.search(norm[a:b]):
-            so = _ops_squash(norm[a:b])
-            mo = SequenceMatcher(None, so, po, autojunk=False).find_longest_match(0, len(so), 0, len(po))
-            copy = mo.size >= 0.85 * len(so)
+            copy = _copied_from(_ops_squash(norm[a:b]), po, ops=True)
         copied.append(copy)
     out = []
     for k, (a, b) in enumerate(sents):

@@ -50,6 +50,9 @@ def visible_text(markdown: str) -> str:
         maths.append(m.group(0))
         return f"\ue000{len(maths) - 1}\ue001"
     src = re.sub(r"\$\$.+?\$\$|\$[^$\n]+\$", keep, src, flags=re.S)
+    # an asterisk between two ASCII operands is multiplication, not emphasis: "blockIdx.x*blockDim.x + threadIdx.x"
+    # (CommonMark would render "a*b + c*d" as "a<em>b + c</em>d"); emphasis opens after a space or punctuation
+    src = re.sub(r"(?<=[A-Za-z0-9_.)\]])\*{1,2}(?=[A-Za-z0-9_(])", lambda m: "\ue002" * len(m.group(0)), src)
     soup = BeautifulSoup(_md().render(src), "html.parser")
     for c in soup.find_all(string=lambda s: isinstance(s, Comment)):
         c.extract()
@@ -64,5 +67,6 @@ def visible_text(markdown: str) -> str:
         tag.insert_after("\n")
     text = soup.get_text()
     text = re.sub(r"\ue000(\d+)\ue001", lambda m: maths[int(m.group(1))], text)
+    text = text.replace("\ue002", "*")
     text = re.sub(r"[ \t]+\n", "\n", text)
     return re.sub(r"\n{3,}", "\n\n", text).strip()

@@ -80,3 +80,25 @@ def test_round7_own_formula_is_not_a_question_copy():
     assert n == 0 and "meta_group_rank" in kept
     copy = normalise("你在 warp_row 里怎样由 blockIdx.x、warp.meta_group_size()、warp.meta_group_rank() 得到行号？每个 warp 负责一行。")
     assert drop_copied(copy, prompt)[1] == 1
+
+
+# engine: an asterisk between two operands is multiplication; markdown must not read "a*b + c*d" as emphasis
+def test_multiplication_asterisk_survives_markdown():
+    md = "row = blockIdx.y*blockDim.y + threadIdx.y，col = blockIdx.x*blockDim.x + threadIdx.x"
+    assert "blockidx.y*blockdim.y" in normalise(visible_text(md))
+    assert "blockidx.x*blockdim.x" in normalise(visible_text(md))
+    assert visible_text("x = a*b + c*d") == "x = a*b + c*d"
+    assert visible_text("2**24 和 **粗体** 和 *斜体*") == "2**24 和 粗体 和 斜体"     # emphasis still goes
+
+
+# engine: a copy of the question with a word dropped or changed is still a copy; the student's own sentence built on
+# the question's words is not
+def test_near_copy_of_the_question_is_a_copy():
+    from autograder.answers import drop_copied
+    prompt = "用两三句话说明：为什么 softmax 在求指数之前要先减去每一行的最大值？如果不减会发生什么？"
+    for copy in ("为什么 softmax 在求指数前要先减去每行的最大值？减去最大值后 exp 不会上溢。",       # words dropped
+                 "为什么 softmax 在求指数之前要先减掉每一行的最大值？减去最大值后 exp 不会上溢。"):   # a word changed
+        kept, n = drop_copied(normalise(copy), prompt)
+        assert n == 1 and kept == "减去最大值后 exp 不会上溢。"
+    own = normalise("softmax 在求指数之前先减去最大值，这样 exp 的输入都 <= 0，不会上溢。如果不减会溢出成 inf。")
+    assert drop_copied(own, prompt)[1] == 0
