@@ -421,7 +421,10 @@ def _negation_at(s: str, start: int, clause_start: int) -> int:
     before = s[clause_start:start]
     negs = list(_NEG.finditer(before))
     last = negs[-1] if negs else None
-    if last is not None and units(before[last.end():]) <= NEG_WINDOW and not _SCOPE_END.search(before[last.end():]):
+    after = before[last.end():] if last is not None else ""
+    if last is not None and after.count(")") > after.count("("):
+        return -1          # a negation inside an aside that has closed ("全零行（不是 padding，是空序列）会得到 NaN")
+    if last is not None and units(after) <= NEG_WINDOW and not _SCOPE_END.search(after):
         # two negations in a row cancel: "也不是不减均值" subtracts the mean, "不会不得到 0" gets 0
         if len(negs) >= 2 and units(before[negs[-2].end():last.start()]) <= 1 and \
                 not re.search(r"[,;:]", before[negs[-2].end():last.start()]):

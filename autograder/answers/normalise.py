@@ -180,9 +180,25 @@ def sentences(norm: str) -> List[Tuple[int, int]]:
     return out
 
 
+def _paren_spans(s: str) -> List[Tuple[int, int]]:
+    """(start, end) of each outermost balanced pair of parentheses (full-width ones are ASCII after NFKC)."""
+    out, stack = [], []
+    for i, ch in enumerate(s):
+        if ch == "(":
+            stack.append(i)
+        elif ch == ")" and stack:
+            a = stack.pop()
+            if not stack:
+                out.append((a, i + 1))
+    return out
+
+
 def clause_bounds(sentence: str) -> List[int]:
-    """Offsets where a new clause starts inside one sentence (0 first)."""
-    return [0] + [m.end() for m in _CLAUSE_END.finditer(sentence)]
+    """Offsets where a new clause starts inside one sentence (0 first).  An aside in parentheses belongs to the
+    clause it sits in, its commas included: "X(比如 a、b,c)导致 Y" is one clause."""
+    parens = _paren_spans(sentence) if "(" in sentence else []
+    return [0] + [m.end() for m in _CLAUSE_END.finditer(sentence)
+                  if not any(a < m.start() < b for a, b in parens)]
 
 
 def squash(text: str) -> str:

@@ -299,3 +299,16 @@ def test_light_notation_inside_a_group_and_a_count_after_an_identifier():
 def test_a_negation_ends_at_de_hua_and_at_an_arrow(text):
     # "没有 eps 的话 | 全零行…" negates eps, not what follows the condition
     assert holds("row_nan", text)
+
+
+# engine: an aside in parentheses, commas included, belongs to the clause it sits in, so a relation asserted around
+# it is stated in one clause; a negation inside the aside does not reach out of it
+@pytest.mark.parametrize("text", ["Welford（比如 a、b，c）会更快", "Welford (e.g. a, b, c) is faster"])
+def test_parenthetical_aside_with_commas_is_one_clause(text):
+    claim = next(c for c in COMPILED.claims if c.id == "welford_fast")
+    t, cache = cm.analyse(text), {}
+    assert cm.find(claim.says[0], t, cache, assertion=True)
+
+
+def test_negation_inside_an_aside_stays_there():
+    assert holds("row_nan", "全零行（padding 不算）NaN")
