@@ -159,6 +159,31 @@ def _light(syn: str) -> str:
     return "".join(out)
 
 
+# English words that are not inflected in a paraphrase: function words and symbols ("not" must not hit "noted",
+# "inf" not "infer", "off" not "offer")
+_UNINFLECTED = {"not", "non", "nor", "no", "off", "on", "in", "of", "to", "and", "but", "yet", "can", "may", "was",
+                "has", "had", "the", "inf", "nan", "eps", "max", "min", "exp", "log", "if", "or", "is", "it", "be"}
+
+
+def _inflected(body: str, norm: str, short: bool = True) -> str:
+    """``body`` (the regex of ``norm``) with the English inflections of its last word: -s / -es / -ed / -er / -ing,
+    a final e dropped before -ing / -ed ("use" -> "using", "used"), y -> ies / ied / ier ("copy" -> "copies"), a
+    final consonant doubled ("stop" -> "stopped").  A paraphrase longer than four letters already matches as a
+    prefix ("coalesc" hits "coalesced"), so for it (``short`` false) only the dropped e and y are added."""
+    m = re.search(r"(?<![a-z0-9_])([a-z]{3,})$", norm)
+    if not m or m.group(1) in _UNINFLECTED or not body.endswith(m.group(1)[-1]):
+        return body
+    w, stem = m.group(1), body[:-1]
+    if w.endswith("e"):
+        return stem + ("(?:e(?:s|d|rs?)?|ing)" if short else "(?:e|(?=ing))")
+    if re.search(r"[^aeiou]y$", w):
+        return stem + ("(?:y(?:s|ing)?|ie[sdr])" if short else "(?:y|ie[sdr])")
+    if not short:
+        return body
+    double = w[-1] + "(?:ed|er|ing)|" if re.search(r"[^aeiou][aeiou][bdgklmnprt]$", w) else ""
+    return body + f"(?:{double}es|e[dr]s?|s|ing)?"
+
+
 def _paraphrase_regex(syn: str, where: str) -> str:
     if not isinstance(syn, str) or not syn.strip():
         raise SpecError(f"{where}: expected a non-empty string")
@@ -173,13 +198,17 @@ def _paraphrase_regex(syn: str, where: str) -> str:
         if re.match(r"[a-z0-9_]", norm):
             body = r"(?<![a-z0-9_])" + body        # ASCII paraphrases start a word ("coalesc" hits "coalesced")
             if len(norm) <= 4 and re.search(r"[a-z0-9_]$", norm):
-                body += r"(?![a-z0-9_]|\.\d)"     # short ones are whole words: "nan" misses "nano"
+                # short ones are whole words ("nan" misses "nano"), but an English word keeps its inflections:
+                # "slow" hits "slows", "slowed", "slower", "slowing"
+                body = _inflected(body, norm) + r"(?![a-z0-9_]|\.\d)"
+            else:
+                body = _inflected(body, norm, short=False)
         if re.match(r"\d", norm):
             body = r"(?<!第)(?<![0-9.])" + body    # "2 ?遍" is a count, not the ordinal in "第2遍"
         if re.search(r"\d$", norm):
             body += r"(?![0-9]|\.\d)"              # "= 0" is not "= 0.5" or "= 01"
         elif re.search(r"[a-z]$", norm) and not re.match(r"[a-z0-9_]", norm):
-            body += r"(?![a-z0-9])"
+            body = _inflected(body, norm) + r"(?![a-z0-9])"
     try:
         re.compile(body)
     except re.error as exc:

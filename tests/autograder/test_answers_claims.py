@@ -312,3 +312,23 @@ def test_parenthetical_aside_with_commas_is_one_clause(text):
 
 def test_negation_inside_an_aside_stays_there():
     assert holds("row_nan", "全零行（padding 不算）NaN")
+
+
+# engine: a short English paraphrase is a whole word with its inflections (-s / -es / -ed / -er / -ing, a dropped e,
+# y -> ies, a doubled consonant); function words and symbols are not inflected ("not" is not "noted")
+@pytest.mark.parametrize("syn, hits, misses", [
+    ("slow", ["slows", "slowed", "slower", "slowing"], ["slowly", "slowness"]),
+    ("use", ["uses", "used", "using"], ["useful"]),
+    ("copy", ["copies", "copied", "copying"], []),
+    ("stop", ["stopped", "stopping", "stops"], []),
+    ("not", [], ["noted", "notes"]),
+    ("nan", ["nan"], ["nano", "nanoseconds"]),
+    ("reduce", ["reducing", "reduced", "reduces"], []),
+])
+def test_short_english_paraphrases_keep_their_inflections(syn, hits, misses):
+    import re
+    rx = re.compile(sp._paraphrase_regex(syn, "t"))
+    for w in hits:
+        assert rx.search(f"x {w} y"), (syn, w)
+    for w in misses:
+        assert not rx.search(f"x {w} y"), (syn, w)
