@@ -545,6 +545,19 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     return list_hit or quoted_hit
 
 
+# the antecedent of a conditional: "如果树不用每轮同步，…" / "要是 X 的话" / "if the tree skipped the barrier, it would…"
+# supposes X, it does not assert it; the antecedent runs from the opener to the next clause mark or 就 / 那么 / 则 / then
+_IF_OPENER = re.compile(r"如果|假如|假设|假使|倘若|万一|若(?!干)|(?<![主需只就还正])要是|\bif\b|\bsuppose\b|\bsupposing\b|"
+                        r"\bassuming\b|\bimagine\b")
+_IF_END = re.compile(r"[,;:]|就|那么|则|的话|时候?|\bthen\b")
+
+
+def hypothetical(s: str, at: int) -> bool:
+    """Whether position ``at`` of sentence ``s`` lies in the antecedent of a conditional (after 如果 / 要是 / 假如 /
+    if …, before its clause ends or its consequence opens)."""
+    return any(m.end() <= at and not _IF_END.search(s, m.end(), at) for m in _IF_OPENER.finditer(s, 0, at))
+
+
 _BUT = re.compile(r"但是|但|然而|不过|可是|\bbut\b|\bhowever\b")
 _PRONOUN = re.compile(r"它们?|(?:^|(?<=[,;:]))\s*(?:it|this)\b")
 

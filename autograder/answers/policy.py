@@ -126,8 +126,13 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
     for m in spec.misconceptions:
         for pat in m.says:
             h = cm.find(pat, text, cache, assertion=True, consequence=not m.veto)
-            if h and m.unless is not None and m.unless.regex.search(h.evidence[:h.at]):
-                continue          # "缩放到同一个最大值之后就可以直接相加" is right
+            if h and m.unless is not None and any(u.start < h.at and not u.negated
+                                                  for u in cm.part_matches(m.unless, h.evidence)):
+                # "缩放到同一个最大值之后就可以直接相加" is right; a denied condition is none: "不用每一轮都同步，只要
+                # 最后一轮之后同步一次就行" still says one barrier is enough
+                continue
+            if h and cm.hypothetical(h.evidence, h.at):
+                continue          # "如果树不用每轮同步，就会读到旧值" supposes the view, it does not hold it
             if h and not h.quoted:
                 (out.misconceptions if m.veto else out.false_claims).append((m.why, h.evidence))
                 break

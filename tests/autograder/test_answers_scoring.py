@@ -168,3 +168,30 @@ def test_a_course_constant_with_a_wrong_value_is_a_false_claim(text, wrong):
     from autograder.answers.facts import false_facts
     from autograder.answers.normalise import normalise
     assert bool(false_facts(normalise(text), lambda i: False)) is wrong, text
+
+
+# engine: a misconception in the antecedent of a conditional (如果 / 要是 / 假如 / if …) is supposed, not held: no veto;
+# the same view stated after the antecedent has closed still vetoes
+@pytest.mark.parametrize("text, vetoed", [
+    ("如果 Welford 更快，那大家早就只用它了；实际上它多一次除法，慢一些。", False),
+    ("要是 Welford 更快的话，两矩法就没有存在的理由了，其实它换来的是数值稳定。", False),
+    ("If Welford were faster, nobody would use the two-moment form; it is chosen for stability.", False),
+    ("如果数据量很大，就用 Welford，因为 Welford 更快。", True),
+    ("大均值时用 Welford，因为 Welford 更快。", True),
+])
+def test_hypothetical_misconception_is_no_veto(text, vetoed):
+    s = score("05_layernorm", "q3", text)
+    assert bool(s.vetoes) is vetoed, s.vetoes
+
+
+# engine: a misconception's ``unless`` (what makes the view right when said first) counts only when asserted: a denied
+# condition ("不用每一轮都同步") leaves the conditional-sufficiency clause that follows it (只要…就行 / 就可以) a veto,
+# while the condition stated ("每一轮只要一次 __syncthreads 就够了") still spares it
+@pytest.mark.parametrize("text, vetoed", [
+    ("不用每一轮都同步，只要在最后一轮之后同步一次就行。", True),
+    ("其实不必每轮同步，只要最后一轮结束后同步一次就可以。", True),
+    ("每一轮都要同步：每轮只需要一次 __syncthreads 就够了。", False),
+])
+def test_a_denied_unless_condition_does_not_spare_the_misconception(text, vetoed):
+    s = score("02_reduction", "explain_code", text)
+    assert bool(s.vetoes) is vetoed, s.vetoes
