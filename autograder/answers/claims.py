@@ -174,6 +174,8 @@ def _is_list(sent: str) -> bool:
     top = re.sub(r"\([^()]*\)", " ", sent)
     items = _items(top, _COMMA)
     bare = [x for x in items if not _item_verb(x)]
+    if _framed_enumeration(top, items) or _term_sum(top):
+        return True
     if len(_DUN.findall(top)) >= 2 and len(items) >= 3:
         if any(units(x) >= 4 and _item_verb(x) for x in (items[0], items[-1])):
             return False      # an enumeration inside prose: "代价是：要记 n、mean、m2 三个数"
@@ -204,6 +206,32 @@ def _is_list(sent: str) -> bool:
 
 
 _SLASH = re.compile(r"\s+/\s+|\s*\|\s*")
+
+
+def _framed_enumeration(top: str, items: List[str]) -> bool:
+    """Keywords enumerated with 、 and framed by one short predicate ("关键是 warp、shuffle、寄存器、共享内存、合并访问、
+    带宽" / "合并访问、带宽、寄存器、归约、shuffle 都会让它更快"): six or more items, every inner one a verbless term of up
+    to four words, no other clause in the sentence and no count in the frame ("要记 n、mean、m2 三个数" says how many
+    and what: a claim)."""
+    if len(_DUN.findall(top)) < 5 or re.search(r"[,，:：;]", top) or len(items) < 6:
+        return False
+    inner, frame = items[1:-1], items[0] + " " + items[-1]
+    return all(units(x) <= 4 and not _item_verb(x) and not _NUM.search(x) for x in inner) and \
+        not _NUM.search(frame) and units(frame) <= 14
+
+
+_SUMMAND = re.compile(r"\s*(?:[\u4e00-\u9fff]{2,}|[a-z][a-z-]{3,})(?:\s*(?:[\u4e00-\u9fff]+|[a-z][a-z-]*))*\s*")
+
+
+def _term_sum(top: str) -> bool:
+    """Terms added up as a formula ("fused kernel = kernel fusion + online softmax + in-place + memory-bound",
+    "速度 = 合并访问 + 带宽 + 寄存器"): the right side of one = is three or more word summands, no identifier, number,
+    bracket or other operator among them; "y = (x - mean) * rstd + beta" is a formula."""
+    if top.count("=") != 1:
+        return False
+    rhs = top.split("=", 1)[1].strip().rstrip("。.")
+    summands = rhs.split("+")
+    return len(summands) >= 3 and all(_SUMMAND.fullmatch(x) and not _ITEM_VERB.search(x) for x in summands)
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _FUNCTION = re.compile(r"the|a|an|is|are|was|were|be|to|of|in|on|and|or|it|its|this|that|will|can|by|with|for|into|"
                        r"from|as|each|every|which|we|you|they|not|no|has|have|at|gets?|makes?|becomes?|so|because")

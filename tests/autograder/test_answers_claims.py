@@ -332,3 +332,19 @@ def test_short_english_paraphrases_keep_their_inflections(syn, hits, misses):
         assert rx.search(f"x {w} y"), (syn, w)
     for w in misses:
         assert not rx.search(f"x {w} y"), (syn, w)
+
+
+# engine: keyword-stuffing shapes read as term lists — six or more 、-enumerated terms framed by one short predicate,
+# and terms summed as a formula; an enumeration with a count, a real formula and an arrow chain of claims stay prose
+@pytest.mark.parametrize("text, listy", [
+    ("warp、shuffle、寄存器、共享内存、合并访问、带宽、归约都会让它更快。", True),
+    ("关键是 warp、shuffle、寄存器、共享内存、合并访问、带宽、归约。", True),
+    ("速度 = 合并访问 + 带宽 + 寄存器 + 共享内存", True),
+    ("fused kernel = kernel fusion + online softmax + in-place + memory-bound", True),
+    ("代价是每个线程要记 n、mean、M2 三个数。", False),
+    ("每个线程要维护 n、mean、M2、delta、delta2、count 六个量。", False),
+    ("y = (x - mean) * rstd * gamma + beta，每行约零均值、单位方差。", False),
+    ("全零行 ms = 0 → rsqrtf(0) = inf → 0 × inf = NaN，所以整行变 NaN。", False),
+])
+def test_stuffing_shapes_are_term_lists(text, listy):
+    assert (cm.analyse(text).listy_share >= 0.7) is listy
