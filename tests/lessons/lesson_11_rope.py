@@ -70,6 +70,9 @@ ANSWERS = (
     vetoed("q1", "交错布局会改变向量的长度，所以模型变差。"),
     vetoed("q2", "pos × θ 用 FP32 算在所有位置都足够精确。"),
     wrong("q2", "The angle error is about 1e-7 even at position 1e5, since a single multiply rounds once."),
+    # round 9: the length change said in the passive, a memory-access cause (bank conflict) for the silent degradation
+    vetoed("q1", "换成另一种布局以后，q、k 的长度就被改变了，所以注意力分数不对。"),
+    wrong("q1", "交错布局配对 (2p, 2p+1)，半分布局配对 (p, p + D/2)。半分布局的访存会有 bank conflict，导致模型变差。"),
 )
 
 LESSON = Lesson("11_rope", blanks=(C0, C1), released_text=("c0 = ______;", "c1 = ______;"), min_families=6, gpu=True,

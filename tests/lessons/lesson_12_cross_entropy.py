@@ -69,6 +69,19 @@ ANSWERS = (
     vetoed("q2", "ignore_index 的行 loss 为 0，但这些行仍然计入平均。"),
     wrong("q3", "fused 版本只读 z 一次、写 dz 一次，2 passes，所以流量减半。"),
     wrong("q3", "一个 [8192, 50257] 的 FP32 张量 ≈ 0.3 GiB，所以省得不多。"),
+    # round 9: the softmax-then-log veto in English, "1/N is right" (ignored rows averaged in), probabilities said to
+    # live in shared memory, "两次 exp" in a citation is not two passes, the stable sum as "最大一项是 1" / "[1, V]",
+    # a bare "和 ≥ 1" scrap is not the stability argument
+    vetoed("q1", "Taking the softmax first and then -log p_t is just as stable, since the softmax subtracts the max anyway."),
+    vetoed("q2", "被忽略的行 loss 记 0；取平均时 grad_scale 用 1/N 才对，这样每个 batch 的尺度都一样。"),
+    wrong("q3", "因为融合 kernel 把概率存在 shared memory 里，所以不需要写显存。"),
+    not_vetoed("q3", "课程的 H200 记录显示融合 kernel 第一遍对每个元素做两次 exp，成了指令受限。梯度是 p − onehot，"
+                     "p = exp(z − lse)，lse 第一遍就算出来了，所以第二遍现算概率就行。", points=1),
+    full_marks("q1", "直接算 log Σ e^z 时，只要有一个 logit 大于 88.7，e^z 就溢出成 inf，loss 也变成 inf。"
+                     "先 softmax 再 −log p_t 时，目标概率极小，p_t 下溢成 0，−log 0 = inf。"
+                     "减掉最大值后每一项都不超过 1，最大一项正好是 1，和在 [1, V] 之间，log 有限；"
+                     "loss = lse − z_t 不经过 p_t，所以 p_t 下溢了 loss 也是对的。"),
+    partial("q1", "exp 溢出（> 88.7 → inf）；p_t 下溢 → −log 0 = inf；减最大值；lse = m + log Σ e^(z − m)；和 ≥ 1；数值稳定。"),
 )
 
 LESSON = Lesson("12_cross_entropy", blanks=(LSE, GRAD), released_text=("float lse = ______;", "g[v] = ______;"),
