@@ -57,7 +57,7 @@ ANSWERS = (
     not_vetoed("q3", "梯度不需要单独写出概率，因为 p = exp(z - lse) 可以在第二遍现算。"),
     not_vetoed("q2", "ignore_index 的行不计入平均，分母是有效行数。"),
     stuffed("q3", "反向必须先把概率写进显存，因为梯度要用 softmax；所以融合只是省了一次 launch，流量没有减少。"),
-    wrong("q2", "grad_scale 应该是 1/N，因为 ignore_index 的行梯度本来就是 0，分母用总行数也一样。"),
+    vetoed("q2", "grad_scale 应该是 1/N，因为 ignore_index 的行梯度本来就是 0，分母用总行数也一样。"),
     full_marks("q1", "直接算 log(sum(exp(z))) 的话，logit 一超过 88.7 左右 exp 就溢出成 inf，loss 直接变成 inf；"
                      "先算 softmax 再取 -log p_t 也不行，目标的概率很小时 p_t 会下溢成 0，-log 0 又是 inf。"
                      "先减去行最大值 m，求和里最大的那项就是 exp(0) = 1，和至少为 1，不会溢出，log 也有限，"
