@@ -54,6 +54,8 @@ _FRAME = re.compile(
     r"\b(?:many |some )?(?:people|students|beginners) (?:often |sometimes |usually )?(?:say|think|believe|claim|assume)\b|"
     r"\bit is (?:a )?(?:common )?(?:myth|misconception|mistake|wrong|false|not true) (?:to (?:think|say) )?that\b|"
     r"\ba (?:common )?(?:myth|misconception|mistake)(?: is)?(?: that)?\b|\bcontrary to\b|\b(?:one|you) might think\b|"
+    r"\b(?:a|one|the) (?:common|popular|typical|usual|frequent|naive|standard) (?:explanation|view|belief|claim|answer|"
+    r"assumption|intuition|guess|story)(?: is)?(?: that)?\b|"
     r"\bit is tempting to (?:think|say)\b|\bthe (?:claim|idea|belief) that\b|\bit is often said\b|"
     r"\b(?:don'?t|do not|never) (?:think|assume|believe) that\b|\bi (?:used to|once|first|initially) (?:think|thought|believe|believed)\b|\bit is not (?:true|the case) that\b")
 _THIRD_PARTY = re.compile(r"有人|很多人|不少人|常有人|许多人|一些人|有些人|别人|有的人|有的同学|有同学|初学者|有(?:的|些)|"
@@ -69,6 +71,7 @@ _REJECT = re.compile(
     r"后来(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
     r"现在(?:才)?(?:知道|明白|发现|清楚|懂了)|(?:完全|根本|压根)(?:就)?不是|"       # "以前我以为 X，现在知道完全不是"
     r"\bnow i (?:know|see|understand)\b|\bturns out\b|"
+    r"\b(?:that|this) is not (?:it|so|why|right|correct|the (?:reason|cause|problem|issue|point))\b|"
     r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
     r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
     r"\bbut\b|\bhowever\b|\byet\b")
@@ -580,10 +583,34 @@ _IF_OPENER = re.compile(r"如果|假如|假设|假使|倘若|万一|若(?!干)|(
 _IF_END = re.compile(r"[,;:]|就|那么|则|的话|时候?|\bthen\b")
 
 
+# a conditional without an opener: "只乘 l 的话，acc 就对不上" — 的话 closes the antecedent it ends
+_IF_CLOSER = re.compile(r"的话(?![题语说是])")
+_CLAUSE_END = re.compile(r"[,;:]|就|那么|则|\bthen\b")
+
+
 def hypothetical(s: str, at: int) -> bool:
     """Whether position ``at`` of sentence ``s`` lies in the antecedent of a conditional (after 如果 / 要是 / 假如 /
     if …, before its clause ends or its consequence opens)."""
     return any(m.end() <= at and not _IF_END.search(s, m.end(), at) for m in _IF_OPENER.finditer(s, 0, at))
+
+
+def antecedent_end(s: str, at: int) -> Optional[int]:
+    """Where the antecedent holding position ``at`` of sentence ``s`` ends (None: ``at`` is in none): one opened
+    by 如果 / if …, or a clause that a 的话 closes ("只乘 l 的话 acc 就对不上")."""
+    closer = _IF_CLOSER.search(s, at)
+    if hypothetical(s, at):
+        ends = [m.start() for m in (_IF_END.search(s, at), closer) if m]
+        return min(ends) if ends else len(s)
+    if closer and not _CLAUSE_END.search(s, at, closer.start()):
+        return closer.start()
+    return None
+
+
+def supposed(pattern: Sequence[Part], s: str, at: int) -> bool:
+    """Whether the whole of ``pattern`` found at ``at`` in sentence ``s`` lies in a conditional's antecedent:
+    "只乘 l 的话，acc 就对不上" supposes "只乘 l"; "eps 放在根号里的话 inf + eps 还是 inf" asserts the consequence."""
+    end = antecedent_end(s, at)
+    return end is not None and all(any(m.start >= at and m.end <= end for m in part_matches(p, s)) for p in pattern)
 
 
 _BUT = re.compile(r"但是|但|然而|不过|可是|\bbut\b|\bhowever\b")

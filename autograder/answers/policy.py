@@ -76,6 +76,8 @@ def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
     contra = quoted = None
     for pat in claim.contradicts:
         h = cm.find(pat, text, cache, assertion=True, consequence=not claim.core)
+        if h and cm.supposed(pat, h.evidence, h.at):
+            continue          # "只乘 l 的话，acc 的基准就对不上" supposes the false claim, it does not make it
         if h and not h.quoted and any(p.numbers for p in pat) and _says_in(claim, text, h.span, cache):
             continue          # a side number ("每次 4 字节，所以每元素 16 字节"), the sentence states the claim
         if h and not h.quoted:

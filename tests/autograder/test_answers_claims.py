@@ -259,6 +259,18 @@ def test_round7_retracted_with_now_i_know(text, quoted):
     assert bool(cm.analyse(text).quoted) == quoted
 
 
+# round 9 (engine): "a common explanation / view is that X — that is not it": a neutral English frame rejected by
+# "that's not it / that is not the reason"; the frame alone, unrejected, quotes nothing
+@pytest.mark.parametrize("text, quoted", [
+    ("A common explanation is that Welford is faster — that's not it; it does an extra division.", True),
+    ("The usual view is that Welford is faster, but that is not the reason it is used.", True),
+    ("A common explanation is that Welford is faster.", False),
+])
+def test_round9_common_explanation_rejected(text, quoted):
+    h = holds("welford_fast", text)
+    assert (h is not None and not h.quoted) is (not quoted)
+
+
 def test_round7_a_quoted_term_is_mentioned_not_asserted():
     spec = sp.compile_spec({"parts": {"welford": ["welford"], "fast": ["更快"]},
                             "claims": [{"id": "c", "says": [["welford", "not:fast"]],

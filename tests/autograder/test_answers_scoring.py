@@ -195,3 +195,49 @@ def test_hypothetical_misconception_is_no_veto(text, vetoed):
 def test_a_denied_unless_condition_does_not_spare_the_misconception(text, vetoed):
     s = score("02_reduction", "explain_code", text)
     assert bool(s.vetoes) is vetoed, s.vetoes
+
+
+# engine (round 9): a claim's contradiction wholly inside a conditional's antecedent (如果 … / a clause closed by 的话
+# with no opener: "只乘 l 的话，…") is supposed: no false claim, no veto; said as the student's own it still vetoes
+@pytest.mark.parametrize("text, contradicted", [
+    ("alpha = exp(m - base)，l 和 acc 都要乘 alpha；只乘 l 的话 acc 和 l 的基准就对不上。", False),
+    ("l 和 acc 都要乘同一个 alpha = exp(m - base)，如果只乘 l，acc 的基准就错了。", False),
+    ("alpha = exp(m - base)，只乘 l 就行，acc 不用管。", True),
+])
+def test_a_contradiction_in_an_antecedent_is_supposed(text, contradicted):
+    s = score("10_flash_attention", "explain_code", text)
+    assert bool(s.vetoes) is contradicted, s.vetoes
+
+
+def test_de_hua_closes_an_antecedent_without_an_opener():
+    from autograder.answers import claims as cm
+    s = "只乘 l 的话 acc 和 l 的基准就对不上"
+    assert cm.antecedent_end(s, 0) == s.index("的话")
+    assert cm.antecedent_end(s, s.index("acc")) is None       # the consequence is asserted
+    assert cm.antecedent_end("只乘 l，acc 就对不上，老师的话题是别的", 0) is None
+    assert cm.antecedent_end("如果只乘 l,acc 就错了", 2) == len("如果只乘 l")   # normalised text
+
+
+def _status(s, claim_id):
+    return {c.id: c.status for c in s.claims}[claim_id]
+
+
+# rubric (round 9): lesson 07 q2's write-back claim needs what the write-back does (converts back to the input type),
+# not a bare 写回 ("写回时也做了相应处理" restates the question); lesson 10 q1's state claim is stated with
+# 维护 / maintains as with 保存 / keeps
+@pytest.mark.parametrize("text, established", [
+    ("输入是 FP16 时不能在 FP16 里累加 row_sum，本课 kernel 对精度做了处理，写回时也做了相应处理。", False),
+    ("sum 在 FP32 里累加，写回时再用 __float2half 转回 FP16。", True),
+    ("sum 在 FP32 里累加，最后写回 FP16。", True),
+    ("sum 在 FP32 里累加，写回前才转换成输入类型。", True),
+])
+def test_round9_rubric_07_writeback_needs_the_conversion(text, established):
+    assert (_status(score("07_softmax2d", "q2", text), "writeback") == "established") is established
+
+
+@pytest.mark.parametrize("text", [
+    "每个 query row 只维护 m（目前最大分数）、l（以 m 为基准的 Σexp）、acc（以 m 为基准的 Σexp·v），都在寄存器里。",
+    "Each query row maintains m (the running max), l (the sum of exponentials) and acc (the weighted sum of V) in registers.",
+])
+def test_round9_rubric_10_state_maintained(text):
+    assert _status(score("10_flash_attention", "q1", text), "state") == "established"
