@@ -26,10 +26,10 @@ HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_he
 # Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
 # failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
 BELOW = {
-    "agreement": {"heldout_r7"},                            # exact agreement below 85 %
+    "agreement": set(),                                     # exact agreement below 85 %
     "stuffed": {"heldout_r8"},                              # a keyword-stuffed answer above 1 point
     "false_veto": {"heldout", "heldout_r7", "heldout_r8", "heldout_r9"},  # false vetoes
-    "flips": {"heldout", "heldout_new", "heldout_lmn", "heldout_r7", "heldout_r9"},  # more than one flip in fifteen
+    "flips": {"heldout", "heldout_new", "heldout_r7", "heldout_r9"},  # more than one flip in fifteen
 }
 
 
