@@ -50,8 +50,9 @@ _FRAME = re.compile(
     r"(?:常|常常|经常|总|总是|老)?(?:听(?:别)?人(?:家)?(?:说|讲)|听到有人说|听说|据说|听过(?:一种)?(?:说法)?)|"    # 常听人说 / 据说
     r"不要以为|别以为|不要认为|别认为|不要觉得|别觉得|不能说|并不是说|并非说|不是说|不等于说|"
     r"(?:通常|常|一般)?(?:被)?(?:认为|以为)|误以为|误认为|所谓|(?:常见|典型)的?(?:误解|错误|说法|误区)|(?:一|1)种(?:常见的)?(?:误解|误区|说法)|(?:常见|流行)(?:的)?(?:一|1)种(?:误解|误区|说法)|"
-    r"\bsome(?:one| people| students| sources)? (?:says?|thinks?|believes?|claims?)\b|"
-    r"\b(?:many |some )?(?:people|students|beginners) (?:often |sometimes |usually )?(?:say|think|believe|claim|assume)\b|"
+    r"\bsome(?:one|\s+[a-z]+(?:\s+[a-z]+)?)? (?:says?|thinks?|believes?|claims?|suggests?|writes?)\b|"     # some notes say
+    r"\b(?:many |some |a lot of )?(?:people|students|beginners|tutorials|blogs?|posts|notes|sources|articles) "
+    r"(?:often |sometimes |usually )?(?:say|think|believe|claim|assume|suggest|write)\b|"
     r"\bit is (?:a )?(?:common )?(?:myth|misconception|mistake|wrong|false|not true) (?:to (?:think|say) )?that\b|"
     r"\ba (?:common )?(?:myth|misconception|mistake)(?: is)?(?: that)?\b|\bcontrary to\b|\b(?:one|you) might think\b|"
     r"\b(?:a|one|the) (?:common|popular|typical|usual|frequent|naive|standard) (?:explanation|view|belief|claim|answer|"
@@ -71,6 +72,8 @@ _REJECT = re.compile(
     r"后来(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
     r"现在(?:才)?(?:知道|明白|发现|清楚|懂了)|(?:完全|根本|压根)(?:就)?不是|"       # "以前我以为 X，现在知道完全不是"
     r"\bnow i (?:know|see|understand)\b|\bturns out\b|"
+    r"\bdo(?:es)?(?: not|n't) (?:survive|hold(?: up)?|stand(?: up)?)\b|\bfalls apart\b|\bnope\b|"   # "the idea that X does not survive"
+    r"(?:^|[—,;:-]\s*)no\b(?=\s*(?:[.,;:!—-]|$))|"                                       # "some notes say 'X' - no."
     r"\b(?:that|this) is not (?:it|so|why|right|correct|the (?:reason|cause|problem|issue|point))\b|"
     r"但是|但|然而|不过|可是|"                     # a reported view followed by a contrast is being rejected
     r"\bactually\b|\bin fact\b|\bin reality\b|\bwrong\b|\bfalse\b|\bnot true\b|\bincorrect\b|\bmyth\b|\bnot the case\b|"
@@ -197,7 +200,7 @@ def _is_list(sent: str) -> bool:
     # bare facts side by side: four or more comma-separated noun phrases (numbers allowed) with no predicate
     # at all ("标准:s、p 写进显存,4t^2 个 float,访存受限,o(t^2) 显存"): notes, not a linked explanation
     if len(items) >= 4 and not any(_PREDICATE.search(x) for x in items) and all(units(x) <= 6 for x in items) \
-            and not _EN_WORD.search(re.sub(r"[a-z0-9_]*\d[a-z0-9_]*|\b[a-z]{1,2}\b", " ", top).replace("float", "")):
+            and _bare_terms(top, items):
         return True
     # terms separated by " / " or "|" ("两阶段 / atomicAdd / kernel 边界 = 全局同步 / launch 开销 / 争用 / CAS"): three
     # or more separators, four or more items, three in four of them term-sized and verbless ("sq_sum / N" is a formula)
@@ -209,6 +212,16 @@ def _is_list(sent: str) -> bool:
 
 
 _SLASH = re.compile(r"\s+/\s+|\s*\|\s*")
+
+
+def _bare_terms(top: str, items: List[str]) -> bool:
+    """Predicate-less comma items are bare terms, not clauses: no English word besides identifiers, or, among
+    six or more items, English only as nouns of terms ("bank conflict，32 路冲突，padding +1，occupancy 影响小"):
+    no function word.  Four English clauses ("threads diverge, warps stall, …") have verbs no list names."""
+    words = _EN_WORD.findall(re.sub(r"[a-z0-9_]*\d[a-z0-9_]*|\b[a-z]{1,2}\b", " ", top).replace("float", ""))
+    if not words:
+        return True
+    return len(items) >= 6 and not any(_FUNCTION.fullmatch(w) for w in words)
 
 
 def _framed_enumeration(top: str, items: List[str]) -> bool:
@@ -361,7 +374,7 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
         if norm[b:b + 1] == "?" and k + 1 < len(sents) and _ANSWERS_NO.match(norm, sents[k + 1][0]):
             out.append((a, b))
         for q in _QUOTED.finditer(s):     # “X” 这种说法是错的 / "X" is a myth
-            if _REJECT.search(s[q.end():q.end() + 24]) or _FRAME.search(s[max(0, q.start() - 12):q.start()]):
+            if _REJECT.search(s[q.end():q.end() + 24]) or _FRAME.search(s[max(0, q.start() - 24):q.start()]):
                 # the view is the clause the quotation closes ("v1 慢像是“算术多”，其实不是": v1 慢 is part of it)
                 cs = max([0] + [m.end() for m in re.finditer(r"[,;:]", s[:q.start()])])
                 close = re.match(r"\s*(?:[,;:—-]|$)", s[q.end():])
@@ -396,11 +409,14 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
             for i in range(k, j + 1):
                 soup_run[i] = bool(_CAUSAL.search(norm[sents[i][0]:sents[i][1]]))
         k = j + 1
+    notes = _note_runs(norm, sents, runs)
     for k, (a, b) in enumerate(sents):
         s = norm[a:b]
         n = units(s)
         total += n
-        if _is_list(s):
+        if _is_question(norm, b, s) and not (k + 1 < len(sents) and _ANSWERS_YES.match(norm, sents[k + 1][0])):
+            spans.append(Span(a, b, "question"))  # asks, asserts nothing ("…为什么不变？" copied or posed)
+        elif notes[k] or _is_list(s):
             listy += n
             spans.append(Span(a, b, "list"))     # claims found here count toward a term list only
         elif _is_causal_soup(s) or soup_run[k]:
@@ -419,6 +435,42 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
     if _all_notes(norm):
         share = 1.0       # step notes line by line, none of them a sentence: graded as a term list
     return Text(norm, sents, spans, _quotes(norm, sents), share)
+
+
+# a rhetorical question asserts its answer: "这不就是数据竞争吗？" / "isn't that a race?"
+_RHETORICAL = re.compile(r"难道|不就|不也|岂不|不是[^?]*吗|\b(?:is|are|was|were|does|do|did|would|could|can|will)n't\b")
+
+
+_ANSWERS_YES = re.compile(r"\s*(?:是的|是啊|是|对的|对|没错|当然|确实|会的|会|能|yes\b|yep\b|right\b|correct\b|indeed\b|sure\b)")
+
+
+def _is_question(norm: str, end: int, s: str) -> bool:
+    """A sentence that asks (ends with a question mark), not a rhetorical one; one answered yes ("X 吗？是的，…")
+    asserts X, which the caller checks."""
+    return norm[end:end + 1] == "?" and not _RHETORICAL.search(s)
+
+
+NOTE_RUN = 5                             # semicolon-joined segments that make a run of notes
+NOTE_UNITS = 8                           # words per segment, on average, in such a run
+_ASSIGNMENT = re.compile(r"[a-z_][a-z0-9_]*\s*=(?!=)")    # "m_new = max(m, tile_max)": a step of an algorithm
+
+
+def _note_runs(norm: str, sents: List[Tuple[int, int]], runs: List[int]) -> List[bool]:
+    """Segments of a run of telegraphic notes ("24 位有效位；ulp 随数值增大；pos·θ 大 → 舍入大；1e5：~5e-3；…"): five or
+    more semicolon-joined segments, short on average, none with a causal connective.  Notes set facts side by side
+    (an arrow is a step, not a because); prose joins two or three halves of a thought that way, and an update rule
+    spelled as assignments ("m_new = max(m, tile_max)；alpha = …；l = alpha·l + …") is an algorithm, stated."""
+    out = [False] * len(sents)
+    k = 0
+    while k < len(sents):
+        j = k + max(1, runs[k])
+        segs = [norm[a:b] for a, b in sents[k:j]]
+        if len(segs) >= NOTE_RUN and sum(map(units, segs)) <= NOTE_UNITS * len(segs) \
+                and not any(_CAUSAL.search(x) for x in segs) \
+                and sum(1 for x in segs if _ASSIGNMENT.search(x)) < len(segs) / 2:
+            out[k:j] = [True] * len(segs)
+        k = j
+    return out
 
 
 # a line of notes states steps, not reasons: no verb of claim and no connective in it ("输入：1 block/行，tid stride
@@ -543,7 +595,8 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
     the view stated in one clause)."""
     quoted_hit = list_hit = None
     for span in text.spans:
-        if assertion and (span.kind == "list" or span.semi) or not assertion and span.kind == "soup":
+        if span.kind == "question" or assertion and (span.kind == "list" or span.semi) or \
+                not assertion and span.kind == "soup":
             continue
         s = text.norm[span.start:span.end]
         ms = []

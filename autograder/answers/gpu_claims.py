@@ -20,7 +20,7 @@ from .normalise import normalise, sentences
 
 MEASURE = re.compile(
     r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|试过|试了|测试了|实际运行|profile\s*(?:过|了)|运行时间(?:为|是)|"
-    r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时|"
+    r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时(?!单元|的?(?:那个?)?(?:格|cell|代码|函数|部分))|"
     r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\btested\b|\bi ran\b|\bwe ran\b|\bran it\b|"
     r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)|"
     r"(?:用|拿|跑|开)\s*(?:nsight(?: compute| systems)?|ncu|nsys|nvprof)\s*(?:看|查|测|profile|跑|抓)", re.I)
@@ -48,6 +48,12 @@ NEGATED = re.compile(r"没有|没|未|无法|不能|不可能|并未|从未|\bno
                      r"没法", re.I)
 
 
+# the writer says outright that there is no run of their own: "我这边只有 CPU 模拟器" / "我没有自己的时间数据"
+_NO_RUN = re.compile(r"(?:只有|仅有|只能用|只在)\s*(?:一台\s*)?(?:cpu|模拟器)|没有\s*(?:自己的\s*)?(?:gpu\s*)?(?:时间|计时|测量|实测|性能)?\s*数据|"
+                     r"没有\s*(?:可用的\s*)?(?:gpu|显卡)|\b(?:i|we) (?:only )?(?:have|had) (?:only )?(?:the |a )?(?:cpu|emulator)\b|"
+                     r"\bno (?:gpu|timings?|measurements?) of (?:my|our) own\b|\b(?:i|we) (?:have|had) no (?:gpu|timings?|measurements?)\b", re.I)
+
+
 def _clause_end(s: str, pos: int) -> int:
     m = re.search(r"[,，;；:：]", s[pos:])
     return pos + m.start() if m else len(s)
@@ -56,7 +62,7 @@ def _clause_end(s: str, pos: int) -> int:
 def is_gpu_claim(sentence: str) -> bool:
     """One normalised sentence asserts a GPU measurement of the writer's own."""
     m = MEASURE.search(sentence)
-    if not m or not CONTEXT.search(sentence):
+    if not m or not CONTEXT.search(sentence) or _NO_RUN.search(sentence):
         return False
     clause_start = max([0] + [x.end() for x in re.finditer(r"[,，;；:：]", sentence[:m.start()])])
     clause_end = _clause_end(sentence, m.end())

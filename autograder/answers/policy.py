@@ -86,11 +86,14 @@ def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
         quoted = quoted or h
     if contra:
         return ClaimResult(claim, "contradicted", contra, quoted)
+    listed = None
     for pat in claim.says:
         h = cm.find(pat, text, cache)
-        if h and not h.quoted:
+        if h and not h.quoted and h.span.kind != "list":
             return ClaimResult(claim, "established", h, quoted)
-    return ClaimResult(claim, "missing", None, quoted)
+        listed = listed or (h if h and not h.quoted else None)
+    # only a term list or a note names it, unless another of its patterns holds in prose
+    return ClaimResult(claim, "established", listed, quoted) if listed else ClaimResult(claim, "missing", None, quoted)
 
 
 def _says_in(claim: Claim, text: cm.Text, span: cm.Span, cache) -> bool:
