@@ -360,3 +360,51 @@ def test_short_english_paraphrases_keep_their_inflections(syn, hits, misses):
 ])
 def test_stuffing_shapes_are_term_lists(text, listy):
     assert (cm.analyse(text).listy_share >= 0.7) is listy
+
+
+# round 10 (engine): a question asserts nothing, unless the next sentence answers it yes; a rhetorical one asserts
+@pytest.mark.parametrize("text, found", [
+    ("Welford 为什么更快？这题问的是原因。", False),
+    ("Why is Welford faster? The question asks for the reason.", False),
+    ("Welford 更快吗？是的，因为它只读一遍。", True),
+    ("难道 Welford 不就是更快吗？", True),
+])
+def test_round10_a_question_asserts_nothing(text, found):
+    assert bool(holds("welford_fast", text)) is found
+    assert bool(holds("welford_fast", text, "says")) is found
+
+
+# round 10: telegraphic notes strung by semicolons are a term list; an update rule spelled as assignments is an
+# algorithm, and two or three halves of a thought joined by a semicolon stay prose
+@pytest.mark.parametrize("text, listy", [
+    ("24 位有效位；ulp 随数值增大；pos·θ 大 → 舍入大；1e5：角度误差 ~5e-3；与位置成正比；double 算角度 + FP32 缓存", True),
+    ("m_new = max(m, tile_max)；alpha = e^(m − m_new)；l = alpha·l + Σ p；acc = alpha·acc + Σ p·v；m = m_new", False),
+    ("读的值是上一轮别的线程写的；只有栅障保证写完才读", False),
+    ("bank conflict，32 个 bank，每个 4 字节，32 路冲突，padding +1，按行写无冲突，occupancy 影响小。", True),
+    ("the threads of a warp diverge, the warps of a block stall, the memory of an sm idles, the bandwidth of hbm drops, "
+     "the kernel of the lesson slows, the grid of blocks waits.", False),       # English clauses: function words
+])
+def test_round10_notes_and_bare_terms(text, listy):
+    assert (cm.analyse(text).listy_share >= 0.7) is listy
+
+
+# round 10: English rejections of a reported view
+@pytest.mark.parametrize("text, quoted", [
+    ("The idea that 'Welford 更快' does not survive a look at the instruction count.", True),
+    ("Some notes say 'Welford 更快' - no. It does an extra division per element.", True),
+    ("Some tutorials claim Welford is faster, but that is wrong.", True),
+    ("Welford is faster, no doubt.", False),
+])
+def test_round10_english_rejections(text, quoted):
+    h = holds("welford_fast", text)
+    assert (h is not None and not h.quoted) is (not quoted)
+
+
+def test_round10_a_claim_counts_in_prose_where_one_of_its_patterns_holds_there():
+    # the first pattern holds only in a term list, the second in a sentence: the claim is established in prose
+    from autograder.answers import policy
+    spec = sp.compile_spec({"parts": {"zero_row": ["全零行"], "nan": ["nan"], "row": ["整行"]},
+                            "claims": [{"id": "c", "says": [["zero_row", "nan"], ["row", "nan"]]}],
+                            "points": {"full": 1}})
+    out = policy.evaluate(spec, cm.analyse("全零行、NaN、inf、eps。rsqrt(0) 是 inf，乘 0 以后整行都是 NaN。"), 2)
+    assert out.results[0].hit.span.kind == "prose" and out.points == 2

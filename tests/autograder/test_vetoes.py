@@ -149,3 +149,11 @@ def test_accuracy_measurements_on_the_emulator_are_not_gpu_claims():
     for claim in ("实测 Welford 版本慢了 20%。", "在 GPU 上测得带宽 3 TB/s。", "ncu 显示 occupancy 只有 50%。",
                   "I benchmarked it: 2x faster than the naive kernel.", "耗时 0.12 ms，比两遍法更快。"):
         assert vetoes.gpu_claim_vetoes({"q3": claim}, "cpu"), claim
+
+
+def test_no_gpu_claim_where_the_writer_says_there_is_no_run_of_their_own():
+    honest = {"q1": "我这边只有 CPU 模拟器，GPU 计时单元直接打印了“跳过”，所以我没有自己的时间数据。",
+              "q2": "I only have the emulator, so the GPU timing cell printed nothing; I have no timings of my own.",
+              "q3": "计时单元在模拟器上只打印了模型的上界 0.25 FLOP/B，不是 GPU 实测。"}
+    assert vetoes.gpu_claim_vetoes(honest, "cpu") == []
+    assert vetoes.gpu_claim_vetoes({"q1": "我用计时单元在 H200 上测得 3 ms。"}, "cpu")
