@@ -17,11 +17,13 @@ CORPUS = config.REPO_ROOT / "calibration"
 # heldout_r7: authors Z, AE, AF (lessons 01-04, 05-08, 09-12, written before the seventh round);
 # heldout_r8: authors AG, AH, AI (the same split, written before the eighth round);
 # heldout_r9: authors AP (lessons 01-06), AQ (07-12), written before the ninth round and scored once after it.
+# heldout_r10: authors AT (lessons 01-06), AU (07-12), written before the tenth round.
 # No held-out half is tuned on.
 HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_heldout.jsonl",
           "heldout_new": CORPUS / "heldout_new.jsonl", "heldout_f": CORPUS / "heldout_f.jsonl",
           "heldout_lmn": CORPUS / "heldout_lmn.jsonl", "heldout_r7": CORPUS / "heldout_r7.jsonl",
-          "heldout_r8": CORPUS / "heldout_r8.jsonl", "heldout_r9": CORPUS / "heldout_r9.jsonl"}
+          "heldout_r8": CORPUS / "heldout_r8.jsonl", "heldout_r9": CORPUS / "heldout_r9.jsonl",
+          "heldout_r10": CORPUS / "heldout_r10.jsonl"}
 
 # Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
 # failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
@@ -29,7 +31,7 @@ BELOW = {
     "agreement": set(),                                     # exact agreement below 85 %
     "stuffed": {"heldout_r8"},                              # a keyword-stuffed answer above 1 point
     "false_veto": {"heldout", "heldout_r7", "heldout_r8", "heldout_r9"},  # false vetoes
-    "flips": {"heldout", "heldout_new", "heldout_r7", "heldout_r9"},  # more than one flip in fifteen
+    "flips": {"heldout", "heldout_new", "heldout_r7", "heldout_r9", "heldout_r10"},  # more than one flip in fifteen
 }
 
 

@@ -17,7 +17,8 @@ from autograder import config
 from autograder.answers.cli import score_record
 
 TUNING = ["answers_tune.jsonl", "tune_e.jsonl", "tune_new.jsonl", "tune_g.jsonl", "tune_h.jsonl",
-          "tune_ijk.jsonl", "tune_opq.jsonl", "tune_uvwx.jsonl", "tune_r7.jsonl", "tune_veto.jsonl"]
+          "tune_ijk.jsonl", "tune_opq.jsonl", "tune_uvwx.jsonl", "tune_r7.jsonl", "tune_veto.jsonl",
+          "tune_r8.jsonl", "tune_r9.jsonl", "tune_r10.jsonl"]
 FRAMES = [
     "有人说「{s}」，其实不对。",
     "很多同学以为{s}，这是误解。",
@@ -27,6 +28,8 @@ FRAMES = [
     "我一开始也以为{s}，后来发现不是这样。",
     "Some people say {s}, but that is wrong.",
     "不要以为{s}。",
+    "The idea that '{s}' does not survive a closer look.",
+    "Some notes say '{s}' - no.",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
