@@ -108,7 +108,7 @@ _OPEN_QUOTE = re.compile(r"\s*[:：]?\s*[“\"「『‘']")
 _ANSWERS_NO = re.compile(r"\s*(?:不对|不是|错|并不|当然不|没有|no\b|nope|wrong|not\b)")
 
 # A list item or fragment has no predicate; prose does.
-_PREDICATE = re.compile(r"是|为|会|(?<!没)有|得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|返回|等于|只用|不用|=|→|<|>|"
+_PREDICATE = re.compile(r"是|为|会|(?<!没)有|(?<![觉记])得|导致|使|让|变成|变为|造成|引起|所以|因为|因此|就|要|需要|能|可以|把|被|返回|等于|只用|不用|=|→|<|>|"
                         r"越[^,;:]{1,8}越|"                        # "br 越大重复读越少" relates two quantities
                         r"\b(?:is|are|was|were|gives?|causes?|becomes?|leads?|makes?|will|so|because|would|can|must|"
                         r"needs?|has|have|does|do|turns?|produces?|returns?|equals?)\b")
@@ -414,17 +414,18 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
         s = norm[a:b]
         n = units(s)
         total += n
+        bare = _HEDGE_OPEN.sub("", s)        # "我觉得少了：减均值、beta" is the note it opens
         if _is_question(norm, b, s) and not (k + 1 < len(sents) and _ANSWERS_YES.match(norm, sents[k + 1][0])):
             spans.append(Span(a, b, "question"))  # asks, asserts nothing ("…为什么不变？" copied or posed)
-        elif notes[k] or _is_list(s):
+        elif notes[k] or _is_list(bare):
             listy += n
             spans.append(Span(a, b, "list"))     # claims found here count toward a term list only
         elif _is_causal_soup(s) or soup_run[k]:
             spans.append(Span(a, b, "soup"))     # asserts (its contradictions count), establishes nothing
         else:
-            if _is_fragment(s):
+            if _is_fragment(bare):
                 listy += n
-            spans.append(Span(a, b, "list" if _is_fragment(s) else "prose"))
+            spans.append(Span(a, b, "list" if _is_fragment(bare) else "prose"))
             # a sentence that continues this one ("此时…", "so…"), or one after a semicolon, which joins two
             # halves of one thought ("…上一轮别的线程写的；只有栅障保证写完才读")
             if k + 1 < len(sents):
@@ -437,6 +438,7 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
     return Text(norm, sents, spans, _quotes(norm, sents), share)
 
 
+_HEDGE_OPEN = re.compile(r"^(?:我|我们|个人)?(?:觉得|感觉|估计|猜)(?:是)?\s*[,:]?\s*")
 # a rhetorical question asserts its answer: "这不就是数据竞争吗？" / "isn't that a race?"
 _RHETORICAL = re.compile(r"难道|不就|不也|岂不|不是[^?]*吗|\b(?:is|are|was|were|does|do|did|would|could|can|will)n't\b")
 

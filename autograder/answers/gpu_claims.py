@@ -23,35 +23,35 @@ MEASURE = re.compile(
     r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时(?!单元|的?(?:那个?)?(?:格|cell|代码|函数|部分))|"
     r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\btested\b|\bi ran\b|\bwe ran\b|\bran it\b|"
     r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)|"
-    r"(?:用|拿|跑|开)\s*(?:nsight(?: compute| systems)?|ncu|nsys|nvprof)\s*(?:看|查|测|profile|跑|抓)", re.I)
+    r"(?:用|拿|跑|开)\s*(?:nsight(?: compute| systems)?|ncu|nsys|nvprof)\s*(?:看|查|测|profile|跑|抓)", re.I | re.A)
 CONTEXT = re.compile(
     r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b|\bcuda\b|nsight|\bncu\b|"
     r"nsys|nvprof|[0-9.]+\s*(?:ms|us|μs|毫秒|微秒|秒|gb/s|tb/s)(?![a-z])|带宽|吞吐|加速比|speed-?up|faster|slower|"
-    r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|[0-9.]+\s*(?:x|倍)(?![a-z])", re.I)
-GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b", re.I)
-EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|python|回放|replay|本地(?:电脑|机器)", re.I)
+    r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|[0-9.]+\s*(?:x|倍)(?![a-z])", re.I | re.A)
+GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b", re.I | re.A)
+EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|python|回放|replay|本地(?:电脑|机器)", re.I | re.A)
 # "（不是 GPU）", "not on a GPU", "没有 GPU": a GPU named in order to say the run was not on one
 _NOT_ON_GPU = re.compile(r"(?:不是|并非|而非|非|没有|没|无|不在|没在)\s*(?:在\s*)?(?:真(?:的|实)?)?\s*(?:gpu|显卡)|"
-                         r"\b(?:not|no|without)\s+(?:on\s+)?(?:a\s+|the\s+|any\s+|real\s+)*gpu", re.I)
+                         r"\b(?:not|no|without)\s+(?:on\s+)?(?:a\s+|the\s+|any\s+|real\s+)*gpu", re.I | re.A)
 CITATION = re.compile(
     r"课程|本课|课上|课件|讲义|教材|表(?!示|明|达|现)|图表|文档|官方|给出|公布|发布|提供的|列出|报告(?:里|中|显示)|根据|(?<![数证])据(?!说)|"
     r"引用|参考|"
     r"有人|别人|他们?|她们?|老师|助教|同学|作者|朋友|网上|"          # someone else's run, reported
     r"\bsomeone\b|\bhe\b|\bshe\b|\bthey\b|\bothers\b|\bthe author|"
     r"llm\.c|readme|论文|博客|上面的|上文|lesson|course|table|published|reported|according to|documentation|"
-    r"the paper|docs?\b|listed|cited", re.I)
+    r"the paper|docs?\b|listed|cited", re.I | re.A)
 HYPOTHETICAL = re.compile(
     r"如果|假如|假设|若(?!干)|(?<![主需只就还正])要是|应该|应当|预计|估计|预期|理论上|按理|照理|推测|推算|预估|大概(?!\s*[0-9.])|也许|或许|"
     r"\bif\b|\bwould\b|\bcould\b|\bshould\b|\bmight\b|\bmay\b|\bexpect(?:ed)?\b|\bestimate|\btheoretical|\bin theory\b|"
-    r"\bwhen run on\b|\bon a real gpu\b", re.I)
+    r"\bwhen run on\b|\bon a real gpu\b", re.I | re.A)
 NEGATED = re.compile(r"没有|没|未|无法|不能|不可能|并未|从未|\bnot\b|\bnever\b|\bno\b|\bwithout\b|仅静态|静态审查|"
-                     r"没法", re.I)
+                     r"没法", re.I | re.A)
 
 
 # the writer says outright that there is no run of their own: "我这边只有 CPU 模拟器" / "我没有自己的时间数据"
 _NO_RUN = re.compile(r"(?:只有|仅有|只能用|只在)\s*(?:一台\s*)?(?:cpu|模拟器)|没有\s*(?:自己的\s*)?(?:gpu\s*)?(?:时间|计时|测量|实测|性能)?\s*数据|"
                      r"没有\s*(?:可用的\s*)?(?:gpu|显卡)|\b(?:i|we) (?:only )?(?:have|had) (?:only )?(?:the |a )?(?:cpu|emulator)\b|"
-                     r"\bno (?:gpu|timings?|measurements?) of (?:my|our) own\b|\b(?:i|we) (?:have|had) no (?:gpu|timings?|measurements?)\b", re.I)
+                     r"\bno (?:gpu|timings?|measurements?) of (?:my|our) own\b|\b(?:i|we) (?:have|had) no (?:gpu|timings?|measurements?)\b", re.I | re.A)
 
 
 def _clause_end(s: str, pos: int) -> int:

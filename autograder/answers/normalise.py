@@ -59,6 +59,11 @@ _CANTONESE = [(r"(?<![關关聯联])係(?!數|数)", "是"), (r"冇", "没有"),
               (r"嗰", "那"), (r"佢", "它"), (r"啲", "些"), (r"唔", "不"), (r"咁", "这样"), (r"仲(?!裁)", "还"),
               (r"入面", "里面"), (r"出面", "外面"), (r"慳", "省"), (r"擺", "放"), (r"攞", "拿"), (r"睇", "看")]
 _CANTONESE_RES = [(re.compile(p), r) for p, r in _CANTONESE]
+# Traditional words whose Taiwan-phrase conversion drifts from the simplified word a rubric lists: 執行 (run code)
+# would become 运行 and 座標 stay 座标, while the simplified answer says 执行 / 坐标
+_TW_KEEP = [(re.compile(r"執行(?!緒)"), "执行"), (re.compile(r"座標|座标"), "坐标")]
+# sentence-final particles of chat-style Chinese ("做三遍嘛，", "会溢出啊。"): tone, not content
+_PARTICLE = re.compile(r"(?<=[\u4e00-\u9fff\w)\]])(?:嘛|啊|呀|吧|呢|哦|喔|哈|啦|咯|噢)+(?=\s*(?:[,;:.!?。！？…]|$))")
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
               "八": 8, "九": 9}
@@ -134,8 +139,11 @@ def normalise(text: str) -> str:
     t = unicodedata.normalize("NFKC", t)
     for rx, rep in _CANTONESE_RES:
         t = rx.sub(rep, t)
+    for rx, rep in _TW_KEEP:
+        t = rx.sub(rep, t)
     t = _opencc().convert(t)
     t = _VARIANT_RE.sub(lambda m: _VARIANTS[m.group(0)], t)
+    t = _PARTICLE.sub("", t)
     t = _strip_markdown(t)
     for rx, rep in _SYMBOL_RES:      # before LaTeX stripping, which would turn \epsilon into a bare word
         t = rx.sub(rep, t)

@@ -102,3 +102,19 @@ def test_near_copy_of_the_question_is_a_copy():
         assert n == 1 and kept == "减去最大值后 exp 不会上溢。"
     own = normalise("softmax 在求指数之前先减去最大值，这样 exp 的输入都 <= 0，不会上溢。如果不减会溢出成 inf。")
     assert drop_copied(own, prompt)[1] == 0
+
+
+# round 10 (robustness: meaning-preserving rewrites of correctly scored answers must not move the score)
+@pytest.mark.parametrize("raw, want, not_want", [
+    ("模擬器按順序一個個線程執行", "顺序1个个线程执行", "运行"),       # 執行 stays 执行 (Taiwan phrase 运行 drifts)
+    ("座標 (r, c)", "坐标", "座标"),
+    ("每个线程做三遍嘛，算术量太大了啊。", "做3遍,算术量太大了。", "嘛"),  # chat particles are tone, not content
+])
+def test_round10_normalise_keeps_the_simplified_word(raw, want, not_want):
+    n = normalise(raw)
+    assert want in n and not_want not in n, n
+
+
+def test_round10_a_leading_hedge_does_not_make_a_note_prose():
+    assert cm.analyse("我觉得少了：减均值、beta。").listy_share == 1.0
+    assert cm.analyse("少了：减均值、beta。").listy_share == 1.0

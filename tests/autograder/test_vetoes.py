@@ -157,3 +157,10 @@ def test_no_gpu_claim_where_the_writer_says_there_is_no_run_of_their_own():
               "q3": "计时单元在模拟器上只打印了模型的上界 0.25 FLOP/B，不是 GPU 实测。"}
     assert vetoes.gpu_claim_vetoes(honest, "cpu") == []
     assert vetoes.gpu_claim_vetoes({"q1": "我用计时单元在 H200 上测得 3 ms。"}, "cpu")
+
+
+def test_gpu_claim_without_spaces_between_chinese_and_the_gpu_name():
+    # "在H200上实测" typed without spaces is the same claim as "在 H200 上实测"
+    assert vetoes.gpu_claim_vetoes({"q3": "我在H200上实测，带宽3.9TB/s。"}, "cpu")
+    assert vetoes.gpu_claim_vetoes({"q3": "我用H100测得耗时0.12ms。"}, "cpu")
+    assert vetoes.gpu_claim_vetoes({"q3": "我在CPU模拟器上测得误差2e-4。"}, "cpu") == []
