@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from . import claims as cm
+from .arithmetic import false_relations
 from .facts import false_facts
 from .spec import Claim, Spec, claim_parts
 
@@ -144,6 +145,7 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
             if h:
                 out.rejected.append(h.evidence)
     out.false_claims += false_facts(text.norm, text.in_quote)     # a course constant with a wrong value
+    out.false_claims += false_relations(text.norm, text.in_quote, cm.hypothetical)   # "0 × inf = 0": false arithmetic
     out.rejected += [r.quoted.evidence for r in results if r.quoted]
     out.listy = text.listy_share >= LISTY_SHARE
     est = [r for r in results if r.status == "established"]
