@@ -206,6 +206,7 @@ def _is_list(sent: str) -> bool:
     # or more separators, four or more items, three in four of them term-sized and verbless ("sq_sum / N" is a formula)
     slashed = [x for x in _SLASH.split(top) if x.strip()]
     if len(_SLASH.findall(top)) >= 3 and len(slashed) >= 4 and \
+            not any(units(x) >= 4 and _item_verb(x) for x in (slashed[0], slashed[-1])) and \
             sum(1 for x in slashed if units(x) <= 6 and not _item_verb(x)) >= 0.75 * len(slashed):
         return True
     return _keyword_soup(top)
@@ -482,9 +483,16 @@ _NOTE_VERB = re.compile(r"因为|所以|因此|由于|导致|使得?|让|就|会
 
 
 def _all_notes(norm: str) -> bool:
-    """Three or more lines, every one of them a note without a verb of claim or a connective."""
+    """Three or more lines, every one of them a note without a verb of claim or a connective.  A line that is an
+    English arrow chain of phrases ("shift invariance: the e^{-c} cancels top & bottom → same softmax for any c") links
+    its steps (the arrow is the connective of English notes) and is not a note."""
     lines = [x for x in norm.split("\n") if x.strip()]
-    return len(lines) >= 3 and not any(_NOTE_VERB.search(x) for x in lines)
+    return len(lines) >= 3 and not any(_NOTE_VERB.search(x) or _english_chain(x) for x in lines)
+
+
+def _english_chain(line: str) -> bool:
+    steps = line.split("→")
+    return len(steps) >= 2 and sum(1 for x in steps if len(_EN_WORD.findall(x)) >= 3) >= 2
 
 
 # ----------------------------------------------------------------------------- part matches

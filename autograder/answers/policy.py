@@ -20,7 +20,7 @@ the rubric's own vocabulary (``VOCABULARY_SHARE`` of the answer's words).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List, Optional, Tuple
 
 from . import claims as cm
@@ -79,7 +79,7 @@ def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
         h = cm.find(pat, text, cache, assertion=True, consequence=not claim.core)
         if h and cm.supposed(pat, h.evidence, h.at):
             continue          # "只乘 l 的话，acc 的基准就对不上" supposes the false claim, it does not make it
-        if h and not h.quoted and any(p.numbers for p in pat) and _says_in(claim, text, h.span, cache):
+        if h and not h.quoted and _by_number(pat, h) and _says_in(claim, text, h.span, cache):
             continue          # a side number ("每次 4 字节，所以每元素 16 字节"), the sentence states the claim
         if h and not h.quoted:
             contra = h
@@ -95,6 +95,12 @@ def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
         listed = listed or (h if h and not h.quoted else None)
     # only a term list or a note names it, unless another of its patterns holds in prose
     return ClaimResult(claim, "established", listed, quoted) if listed else ClaimResult(claim, "missing", None, quoted)
+
+
+def _by_number(pat, h: cm.Hit) -> bool:
+    """The contradiction's hit has a number slot filled by a number (not by a paraphrase of the same part)."""
+    return any(p.numbers and any(m.value_ok for m in cm.part_matches(replace(p, regex=None), h.evidence))
+               for p in pat)
 
 
 def _says_in(claim: Claim, text: cm.Text, span: cm.Span, cache) -> bool:

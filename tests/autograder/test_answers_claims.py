@@ -408,3 +408,25 @@ def test_round10_a_claim_counts_in_prose_where_one_of_its_patterns_holds_there()
                             "points": {"full": 1}})
     out = policy.evaluate(spec, cm.analyse("全零行、NaN、inf、eps。rsqrt(0) 是 inf，乘 0 以后整行都是 NaN。"), 2)
     assert out.results[0].hit.span.kind == "prose" and out.points == 2
+
+
+def test_round10_side_number_exemption_needs_a_number():
+    # a contradiction whose number-bearing part matched a word, not a number, is not a "side number": it stands
+    from autograder.answers import policy
+    spec = sp.compile_spec({"parts": {"neg": ["大负数", {"num": -1000}], "over": ["溢出"], "under": ["下溢"]},
+                            "claims": [{"id": "c", "says": [["neg", "under"]], "contradicts": [["neg", "over"]]}],
+                            "points": {"full": 1}})
+    out = policy.evaluate(spec, cm.analyse("大负数会溢出，大负数也会下溢成 0。"), 2)
+    assert out.results[0].status == "contradicted"
+
+
+@pytest.mark.parametrize("text, listy", [
+    ("- shift invariance: the e^{-c} cancels top and bottom -> the same softmax for any c -> pick c = row max\n"
+     "- after subtracting: every exponent is at most 0 -> each exp lies in (0, 1] -> no overflow\n"
+     "- no subtract and big positives: the exp overflows past 88.7 -> inf over inf is NaN", False),
+    ("- 平移不变 → 选 max\n- 指数 ≤ 0 → (0, 1]\n- 不减 → inf → NaN", True),        # Chinese step notes stay notes
+    ("所以 max / exp / sum / 除法全部在 FP32 里完成", False),                          # a slash enumeration inside prose
+    ("两阶段 / atomicAdd / kernel 边界 / launch 开销 / CAS", True),
+])
+def test_round10_english_arrow_lines_and_slash_enumerations(text, listy):
+    assert (cm.analyse(text).listy_share >= 0.7) is listy
