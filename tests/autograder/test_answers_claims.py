@@ -421,11 +421,12 @@ def test_round10_side_number_exemption_needs_a_number():
 
 
 @pytest.mark.parametrize("text, listy", [
-    ("- shift invariance: the e^{-c} cancels top and bottom -> the same softmax for any c -> pick c = row max\n"
-     "- after subtracting: every exponent is at most 0 -> each exp lies in (0, 1] -> no overflow\n"
-     "- no subtract and big positives: the exp overflows past 88.7 -> inf over inf is NaN", False),
+    ("- shift invariance: the e^{-c} cancels top and bottom -> same softmax for ANY c -> pick c = row max\n"
+     "- after subtracting: every exponent <= 0 -> each exp in (0, 1], the max element gives e^0 = 1 -> no overflow\n"
+     "- no subtract + big positive: FP32 exp overflows once x > 88.7 -> inf, and inf / inf = NaN -> whole row NaN",
+     False),
     ("- 平移不变 → 选 max\n- 指数 ≤ 0 → (0, 1]\n- 不减 → inf → NaN", True),        # Chinese step notes stay notes
-    ("所以 max / exp / sum / 除法全部在 FP32 里完成", False),                          # a slash enumeration inside prose
+    ("所以 fp16 一读进来就变成 FP32，max / exp / sum / 除法全在 FP32 做", False),      # a slash enumeration inside prose
     ("两阶段 / atomicAdd / kernel 边界 / launch 开销 / CAS", True),
 ])
 def test_round10_english_arrow_lines_and_slash_enumerations(text, listy):
