@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder import notebook as nbio
@@ -164,3 +165,24 @@ def test_gpu_claim_without_spaces_between_chinese_and_the_gpu_name():
     assert vetoes.gpu_claim_vetoes({"q3": "我在H200上实测，带宽3.9TB/s。"}, "cpu")
     assert vetoes.gpu_claim_vetoes({"q3": "我用H100测得耗时0.12ms。"}, "cpu")
     assert vetoes.gpu_claim_vetoes({"q3": "我在CPU模拟器上测得误差2e-4。"}, "cpu") == []
+
+
+@pytest.mark.parametrize("text", [
+    "亲测在 4090 上 float4 版本快 30%。",
+    "在我的 A100 上，这个 kernel 只要 0.3 ms。",
+    "On my H100 the fused kernel took 0.21 ms.",
+    "放到 H200 上一跑，tiled 版本反而更慢。",
+    "我这边 GPU 上的结果是 v6 最快，0.05 ms。",
+])
+def test_gpu_claim_forms_without_a_measuring_verb(text):
+    # a GPU of the writer's own with a figure on it, 亲测, 一跑: first-person measurements however they are said
+    assert vetoes.gpu_claim_vetoes({"q3": text}, "cpu")
+
+
+@pytest.mark.parametrize("text", [
+    "不同的 block 不一定同时在 GPU 上，有的已经跑完了，有的还没开始。",   # a block that ran to the end is no run
+    "课程的 H200 表里 v6 是 0.05 ms。",
+    "我的理解是：在 GPU 上它应该快 2 倍。",
+])
+def test_gpu_claim_forms_that_are_not_claims(text):
+    assert vetoes.gpu_claim_vetoes({"q3": text}, "cpu") == []
