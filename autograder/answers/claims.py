@@ -43,7 +43,13 @@ _CONTINUES = re.compile(r"^(?:此时|这时|这样|于是|所以|因此|因而|�
 # "Someone says X" frames, and the rejections that make X quoted rather than asserted.
 _FRAME = re.compile(
     r"(?:有人|很多人|不少人|常有人|许多人|一些人|有些人|别人|大家|人们|网上|有的人|有的同学|有同学|初学者|"
-    r"有(?:的|些)(?:资料|教程|文章|书))(?:会|也|常|常常|经常|总是|一直)?(?:说|认为|以为|觉得|讲|声称|主张|写)|"
+    r"有(?:的|些)(?:资料|教程|文章|书))(?:会|也|常|常常|经常|总是|一直)?(?:说|认为|以为|觉得|讲|声称|主张|写|提出|提到)|"
+    r"(?:很多|不少|许多|好多|一些|有些|有的|某些)(?:教程|资料|文章|书|博客|帖子|课件|人|同学)(?:里|上|中)?"
+    r"(?:会|也|常|常常|经常|都)?(?:说|写|讲|提到|提出|认为|以为|觉得|声称)|"                        # 很多教程里说
+    r"(?:有|还有)?(?:一|1)?种(?:常见的)?(?:观点|说法|看法|理解)(?:是|认为|说)?|"                    # 有一种观点认为
+    r"(?:我|我们)(?:之前|以前|一开始|起初|原来|本来|曾经|刚开始|开始)(?:也|还|都)?(?:觉得|认为|以为|想)(?=.*?(?:不对|错|不是这样|不成立|发现|明白))|"
+    r"(?:别|不要|不能)被|"                                                                          # 别被“X”这种说法骗了
+    r"^\s*说(?![明过了])(?=[^。]*?(?:不对|错误|错的|不成立|不准确))|"                                   # 说 X 是不对的
     r"(?:网上|书上|教材上?|课本上?|博客上?|帖子里?|(?:有(?:的|些)?|一些|某些)(?:资料|教程|文章|书|博客|帖子|课件))"
     r"(?:上|里|中)?(?:有人)?(?:会|也|常|常常|经常)?(?:说|写|讲|提到|声称)(?:道|着|过)?|"
     r"(?:表面上(?:看)?|乍一?看|看起来|看上去|直觉上|第一反应(?:是)?)(?=[^,;:]{0,40}[,;:—-]\s*(?:其实|实际上|事实上|但))|"   # a naive view set up to be rejected
@@ -53,7 +59,7 @@ _FRAME = re.compile(
     r"\bsome(?:one|\s+[a-z]+(?:\s+[a-z]+)?)? (?:says?|thinks?|believes?|claims?|suggests?|writes?)\b|"     # some notes say
     r"\b(?:many |some |a lot of )?(?:people|students|beginners|tutorials|blogs?|posts|notes|sources|articles) "
     r"(?:often |sometimes |usually )?(?:say|think|believe|claim|assume|suggest|write)\b|"
-    r"\bit is (?:a )?(?:common )?(?:myth|misconception|mistake|wrong|false|not true) (?:to (?:think|say) )?that\b|"
+    r"\bit is (?:a )?(?:common |popular |widespread )?(?:myth|misconception|mistake|wrong|false|not true|belief|assumption|idea|view) (?:to (?:think|say) )?that\b|"
     r"\ba (?:common )?(?:myth|misconception|mistake)(?: is)?(?: that)?\b|\bcontrary to\b|\b(?:one|you) might think\b|"
     r"\b(?:a|one|the) (?:common|popular|typical|usual|frequent|naive|standard) (?:explanation|view|belief|claim|answer|"
     r"assumption|intuition|guess|story)(?: is)?(?: that)?\b|"
@@ -68,8 +74,9 @@ _REJECT = re.compile(
     r"(?:说|搞|弄|想|讲|记|理解|看)反了|"           # "常听人说'X'，这其实说反了"
     r"(?:这个|这种|这句|那个|那种)?(?:想法|说法|观点|理解|话)(?:只在[^,;:]{1,16}(?:成立|才对|适用)|只对了?一半|有问题|不全对|不完全对|是片面的)|"
     r"其实|事实上|实际上|恰恰相反|正好相反|相反|并不成立|不成立|是错的|是错误的|错的|错了|不对|并非如此|不是这样|这是误解|误解|而是|"
+    r"不准确|不正确|不严谨|站不住(?:脚)?|经不起推敲|(?:我)?不(?:同意|赞同|认同)|有误|误导|误区|"
     r"只(?:说)?对了?(?:一|1)?小?半|"            # "这句话只对了一小半"
-    r"后来(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
+    r"后来(?:我|我们)?(?:才)?(?:看|想|弄|搞)?(?:明白|发现|意识到|知道|清楚)|才(?:发现|明白|意识到)|"   # "我以为 X，后来看明白了"
     r"现在(?:才)?(?:知道|明白|发现|清楚|懂了)|(?:完全|根本|压根)(?:就)?不是|"       # "以前我以为 X，现在知道完全不是"
     r"\bnow i (?:know|see|understand)\b|\bturns out\b|"
     r"\bdo(?:es)?(?: not|n't) (?:survive|hold(?: up)?|stand(?: up)?)\b|\bfalls apart\b|\bnope\b|"   # "the idea that X does not survive"
@@ -84,8 +91,10 @@ _QUOTED = re.compile(r"[“\"「『]([^”\"」』]{2,400})[”\"」』]|‘([^�
 # a rejection that closes a sentence ("…，这是误解" / "…——错的" / "…, but that is wrong"): what comes before it in
 # the sentence is the view rejected, even where the view has a 其实 / but of its own
 _CLOSING_REJECT = re.compile(r"(?:[,;:—-]|^)\s*(?:但|可|不过|然而|but|which is|that is|this is|and that is)?\s*"
-                             r"(?:(?:这|那|这句话|这个说法|这种说法|这种想法|这个想法|它)?(?:其实|实际上|事实上)?(?:是|就是)?"
-                             r"(?:错的|错误的|错了|不对的?|不成立|并不成立|(?:说|搞|弄|想|讲)反了|(?:一种|一个|常见的?)?(?:误解|误区)|不是这样的?)|"
+                             r"(?:(?:(?:这|那|它)(?:个|种|句|条)?(?:话|说法|想法|结论|观点|理解|看法)?)?(?:其实|实际上|事实上)?(?:是|就是)?"
+                             r"(?:错的|错误的|错了|不对的?|不成立|并不成立|不准确|(?:说|搞|弄|想|讲)反了|"
+                             r"(?:一种|一个|个|种)?(?:很)?(?:常见|典型)?的?(?:误解|误区|错误理解)|不是这样的?)|"
+                             r"(?:这种|这个|这类|这样的)?(?:说法|观点|想法)?(?:骗|误导)了?|"
                              r"后来(?:才)?(?:发现|知道|明白|意识到)(?:这|那)?(?:是错的|不对|不是这样的?|错了)|"
                              r"(?:that|this|it)?\s*(?:is )?(?:wrong|false|not true|a myth|a misconception|incorrect))\s*[.!]?\s*$")
 _SCARE = re.compile(r"[“\"「『‘][^”\"」』’\n]{1,8}[”\"」』’]")      # a quoted term of a few characters
@@ -371,6 +380,11 @@ def _quotes(norm: str, sents: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
                 out.append((a + f.start(), b))     # "有人以为 X；…": someone else's view, reported
             elif k + 1 < len(sents) and _REJECT.search(norm[sents[k + 1][0]:sents[k + 1][0] + 16]):
                 out.append((a + f.start(), b))
+        # "X——这是个常见误区。" / "X，这是错的。": a sentence that closes by rejecting itself, with no frame
+        if not any(qa <= a + 1 and qb >= b - 1 for qa, qb in out):
+            closing = _CLOSING_REJECT.search(s)
+            if closing and closing.start() > 0 and not _FRAME.search(s, 0, closing.start()):
+                out.append((a, a + closing.start()))
         # "X？不对。" — a question answered no in the next sentence asserts nothing
         if norm[b:b + 1] == "?" and k + 1 < len(sents) and _ANSWERS_NO.match(norm, sents[k + 1][0]):
             out.append((a, b))
@@ -674,6 +688,45 @@ def supposed(pattern: Sequence[Part], s: str, at: int) -> bool:
     "只乘 l 的话，acc 就对不上" supposes "只乘 l"; "eps 放在根号里的话 inf + eps 还是 inf" asserts the consequence."""
     end = antecedent_end(s, at)
     return end is not None and all(any(m.start >= at and m.end <= end for m in part_matches(p, s)) for p in pattern)
+
+
+# A broad reading of "someone's view, rejected" for veto decisions only.  The frames above mark exactly what is
+# quoted; students report and reject views in more ways than any list of frames holds ("我室友说 X，我觉得他说错了",
+# "网上流传一个说法，X，这并不正确", "Someone in the forum said X. That's not right."), and a veto fails the whole
+# lesson, so a view that is attributed before it and rejected after it (or in the next sentence's opening) is not
+# vetoed: it goes to a person.
+_ATTRIBUTED = re.compile(
+    r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|观点|看法|结论|流传|据说|听说|"
+    r"以为|认为|觉得|相信|认定|理解(?:成|为)|当成|当作|(?<![来明])说|讲过|写(?:道|着|过|的)|提出|坚持|告诉|声称|主张|误会|误解|问|"
+    r"\b(?:said|says|say|claims?|claimed|believes?|believed|thinks?|thought|assumes?|assumed|idea|view|belief|"
+    r"someone|somebody|people|forum|tutorials?|notes|told)\b")
+_REJECTS = re.compile(
+    r"不对(?![齐称应劲])|错(?:了|的|误)|说错|搞错|弄错|想错|记错|不正确|不成立|不准确|误(?:解|区|会|导)|别信|不要信|不可信|"
+    r"过时|被证明|并非如此|不是这样|站不住|瞎说|胡说|说反|恰恰相反|其实不然|否定的|"
+    r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards)\b|\bnot (?:right|true|correct|the case)\b|"
+    r"\bturned out\b|\bdo(?:es)? not hold\b")
+_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信)|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b")
+
+
+_DEMONSTRATIVE = re.compile(r"(?:这|那|它)|\b(?:this|that|which|it)\b")
+
+
+def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
+    """The view found at ``at`` of ``span`` is someone's (or one's own earlier) view that the answer rejects."""
+    s = text.norm[span.start:span.end]
+    before, after = s[:at], s[at:]
+    if _DISBELIEVE.search(before):
+        return True           # "千万别以为 X", "如果有人告诉你 X，别信"
+    last = re.split(r"[,;:—-]", s)[-1].strip()
+    if last and len(last) < len(s) and _DEMONSTRATIVE.match(last) and _REJECTS.search(last):
+        return True           # "X——这是我最开始的错误想法": a closing clause about "this" rejects the sentence
+    if not _ATTRIBUTED.search(before) and not _ATTRIBUTED.search(after[:8]):
+        return False
+    if _REJECTS.search(after) or _DISBELIEVE.search(after):
+        return True
+    nxt = [b for a, b in text.sentences if a >= span.end]
+    following = text.norm[span.end:nxt[0]] if nxt else ""
+    return bool(_REJECTS.search(following.lstrip(" 。.!?;\n")[:24]))
 
 
 _BUT = re.compile(r"但是|但|然而|不过|可是|\bbut\b|\bhowever\b")

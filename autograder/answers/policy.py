@@ -81,6 +81,9 @@ def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
             continue          # "只乘 l 的话，acc 的基准就对不上" supposes the false claim, it does not make it
         if h and not h.quoted and _by_number(pat, h) and _says_in(claim, text, h.span, cache):
             continue          # a side number ("每次 4 字节，所以每元素 16 字节"), the sentence states the claim
+        if h and not h.quoted and claim.core and cm.reported_and_rejected(text, h.span, h.at):
+            quoted = quoted or h  # a vetoing view reported to be rejected: a person reads it
+            continue
         if h and not h.quoted:
             contra = h
             break
@@ -145,6 +148,9 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
                 continue
             if h and cm.hypothetical(h.evidence, h.at):
                 continue          # "如果树不用每轮同步，就会读到旧值" supposes the view, it does not hold it
+            if h and not h.quoted and m.veto and cm.reported_and_rejected(text, h.span, h.at):
+                out.rejected.append(h.evidence)
+                continue          # reported to be rejected, in words no frame lists: not a veto, a person reads it
             if h and not h.quoted:
                 (out.misconceptions if m.veto else out.false_claims).append((m.why, h.evidence))
                 break

@@ -30,6 +30,19 @@ FRAMES = [
     "不要以为{s}。",
     "The idea that '{s}' does not survive a closer look.",
     "Some notes say '{s}' - no.",
+    # round 10: reported and rejected in words no frame lists (claims.reported_and_rejected reads them for vetoes)
+    "很多教程里说{s}，这个说法不准确。",
+    "我之前也觉得{s}，但仔细想想不对。",
+    "别被“{s}”这种说法骗了。",
+    "{s}——这是个常见误区。",
+    "同学讨论时有人提出{s}，后来我们发现这是错的。",
+    "我室友说{s}，我觉得他说错了。",
+    "网上流传一个说法，{s}，这并不正确。",
+    "很多人误会了，以为{s}。",
+    "書上這麼寫：{s}。但這是過時的說法，不成立。",
+    "如果有人告诉你{s}，别信。",
+    "It's a common belief that {s}, but it's wrong.",
+    "Someone in the forum said {s}. That's not right.",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
