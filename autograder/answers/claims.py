@@ -294,8 +294,9 @@ def _keyword_soup(s: str) -> bool:
     # an arrow chain of phrases ("rounding n/4 up → last float4 reads past the end → need scalar tail") links
     # its steps: a correct causal link written as an arrow is a link, not a term list
     steps = [x for x in s.split("→")]
-    if len(steps) >= 2 and all(len(_EN_WORD.findall(x)) >= 2 for x in steps):
-        return False
+    if len(steps) >= 2 and all(len(_EN_WORD.findall(x)) >= 2 or re.search(r"[=<>]", x) for x in steps) and \
+            sum(1 for x in steps if len(_EN_WORD.findall(x)) >= 2) >= 2:
+        return False          # a formula step ("n4 = 0") is a step of the chain too
     words = [w for w in re.split(r"[\s,;:()]+", s) if re.fullmatch(r"[a-z][a-z0-9_'-]*", w)]
     return len(words) >= 8 and sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8
 

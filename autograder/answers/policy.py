@@ -52,6 +52,7 @@ class Outcome:
     rejected: List[str] = field(default_factory=list)                    # quoted-and-rejected evidence
     listy: bool = False
     soup: bool = False                 # a sentence of terms strung together by causal connectives
+    capped: bool = False               # every asked part named, but in notes or a list: capped as a term list
     term_credit: bool = False
     unanswered: List[str] = field(default_factory=list)   # parts of the question (asks) no claim answers
     vocabulary: float = 0.0
@@ -184,6 +185,9 @@ def evaluate(spec: Spec, text: cm.Text, max_points: float) -> Outcome:
             pts = 1.0
     if wrong and spec.contradiction == "zero":
         pts = 0.0
+    # the claims would make full points, were they not in notes or a list: whether the notes link them is a reader's call
+    out.capped = not wrong and pts < max_points and len(est) >= spec.full and \
+        not asked - {r.claim.asks for r in est if r.claim.asks}
     out.points = min(pts, float(max_points))
     if out.points:
         share = out.points / max(1, len(est))
@@ -224,4 +228,6 @@ def _confidence(spec: Spec, out: Outcome, n: int) -> Tuple[float, Tuple[str, ...
         reasons.append("connective_chain")   # a sentence of connective-strung terms earned nothing: a person confirms
     if out.term_credit and out.points:
         reasons.append("term_list")          # a point for naming terms, no claim in prose: a person confirms it
+    if out.capped:
+        reasons.append("notes_capped")       # everything named, in notes: a person decides whether they link it
     return conf, tuple(reasons)

@@ -431,3 +431,19 @@ def test_round10_side_number_exemption_needs_a_number():
 ])
 def test_round10_english_arrow_lines_and_slash_enumerations(text, listy):
     assert (cm.analyse(text).listy_share >= 0.7) is listy
+
+
+def test_round10_an_english_arrow_chain_with_a_formula_step_is_prose():
+    t = cm.analyse("either misaligned → n4 = 0 → everything goes through the scalar grid-stride loop → still correct")
+    assert t.spans[0].kind == "prose"
+
+
+def test_round10_all_parts_named_but_capped_goes_to_review():
+    # every asked part is named, one of them only in a note: capped below full, and a person decides
+    from autograder.answers import policy
+    spec = sp.compile_spec({"parts": {"zero_row": ["全零行"], "nan": ["nan"], "eps": ["eps"], "inside": ["根号里"]},
+                            "claims": [{"id": "a", "asks": "a", "says": [["zero_row", "nan"]]},
+                                       {"id": "b", "asks": "b", "says": [["eps", "inside"]]}],
+                            "points": {"full": 2}})
+    out = policy.evaluate(spec, cm.analyse("全零行的输出会变成 NaN，因为 0 乘 inf。eps、根号里。"), 2)
+    assert out.points == 1 and out.capped and "notes_capped" in out.review
