@@ -301,7 +301,7 @@ def _keyword_soup(s: str) -> bool:
     return len(words) >= 8 and sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8
 
 
-_CAUSAL = re.compile(r"因为|所以|导致|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"
+_CAUSAL = re.compile(r"因为|所以|导致|使得|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"
                      r"\bleads? to\b")
 SEMI_RUN = 3                             # segments joined by semicolons that still read as one sentence
 SOUP_CONNECTIVES = 4                     # causal connectives in one sentence that make it a chain of pasted terms
@@ -340,7 +340,7 @@ def _connective_soup(segs: List[str], *, turn_back: bool) -> bool:
     for x, ms in zip(segs, found):
         bounds = clause_bounds(x) + [len(x) + 1]
         crowded = crowded or any(sum(1 for m in ms if a <= m.start() < b) >= 2 for a, b in zip(bounds, bounds[1:]))
-    return turns_back or crowded or "导致" in words or any(w.startswith("lead") for w in words)
+    return turns_back or crowded or "导致" in words or "使得" in words or any(w.startswith("lead") for w in words)
 
 
 _EN_WORD = re.compile(r"\b[a-z][a-z'-]*\b")

@@ -118,3 +118,9 @@ def test_round10_normalise_keeps_the_simplified_word(raw, want, not_want):
 def test_round10_a_leading_hedge_does_not_make_a_note_prose():
     assert cm.analyse("我觉得少了：减均值、beta。").listy_share == 1.0
     assert cm.analyse("少了：减均值、beta。").listy_share == 1.0
+
+
+def test_round10_fillers_and_causal_shijde():
+    assert normalise("嗯，RMSNorm 少做了减均值。就是说，它不用 beta。") == "rmsnorm 少做了减均值。它不用 beta。"
+    # 使得 strings terms together like 导致: four connectives with a 使得 are a chain of pasted terms
+    assert cm.analyse("由于 rsqrtf 除以 BLOCK_SIZE，因此 eps 在根号里，使得全零行正确，由于 shared memory 广播。").spans[0].kind == "soup"
