@@ -22,16 +22,16 @@ MEASURE = re.compile(
     r"亲测|(?<![每第])一跑|跑(?:了)?一下|"
     # a GPU of the writer's own with a figure on it: "在我的 A100 上只要 0.3 ms", "on my H100 it took 0.21 ms"
     r"(?:我的|我们的|我这边的?|我们这边的?|我手上的|\bmy\b|\bour\b)\s*(?:gpu|显卡|卡|h100|h200|a100|v100|t4|l4|4090|3090|rtx)"
-    r"(?=.*?[0-9.]+\s*(?:ms|us|μs|毫秒|微秒|gb/s|tb/s|x|倍|%))|"
+    r"(?=.*?(?<![a-z_0-9.])\d[0-9.]*\s*(?:ms|us|μs|毫秒|微秒|gb/s|tb/s|x|倍|%))|"
     r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|试过|试了|测试了|实际运行|profile\s*(?:过|了)|运行时间(?:为|是)|"
-    r"耗时\s*[0-9.]+\s*(?:ms|us|μs|毫秒|微秒)|计时(?!单元|的?(?:那个?)?(?:格|cell|代码|函数|部分))|"
+    r"耗时\s*(?<![a-z_0-9.])\d[0-9.]*\s*(?:ms|us|μs|毫秒|微秒)|计时(?!单元|的?(?:那个?)?(?:格|cell|代码|函数|部分))|"
     r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\btested\b|\bi ran\b|\bwe ran\b|\bran it\b|"
     r"(?:nsight|ncu|nsys|nvprof)\s*(?:显示|结果|报告|report|shows?|says)|"
     r"(?:用|拿|跑|开)\s*(?:nsight(?: compute| systems)?|ncu|nsys|nvprof)\s*(?:看|查|测|profile|跑|抓)", re.I | re.A)
 CONTEXT = re.compile(
     r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b|\bcuda\b|nsight|\bncu\b|"
-    r"nsys|nvprof|[0-9.]+\s*(?:ms|us|μs|毫秒|微秒|秒|gb/s|tb/s)(?![a-z])|带宽|吞吐|加速比|speed-?up|faster|slower|"
-    r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|[0-9.]+\s*(?:x|倍)(?![a-z])", re.I | re.A)
+    r"nsys|nvprof|(?<![a-z_0-9.])\d[0-9.]*\s*(?:ms|us|μs|毫秒|微秒|秒|gb/s|tb/s)(?![a-z])|带宽|吞吐|加速比|speed-?up|faster|slower|"
+    r"更快|更慢|快了|慢了|latency|延迟|耗时|throughput|occupancy|(?<![a-z_0-9.])\d[0-9.]*\s*(?:x|倍)(?![a-z])", re.I | re.A)
 GPU_NAMES = re.compile(r"gpu|显卡|\bh100\b|\bh200\b|\ba100\b|\bv100\b|\bt4\b|\bl4\b|\b4090\b|\b3090\b|\brtx\b", re.I | re.A)
 EMULATOR = re.compile(r"\bcpu\b|模拟器|仿真|emulat|numpy|python|回放|replay|本地(?:电脑|机器)", re.I | re.A)
 # "（不是 GPU）", "not on a GPU", "没有 GPU": a GPU named in order to say the run was not on one

@@ -183,6 +183,8 @@ def test_gpu_claim_forms_without_a_measuring_verb(text):
     "不同的 block 不一定同时在 GPU 上，有的已经跑完了，有的还没开始。",   # a block that ran to the end is no run
     "课程的 H200 表里 v6 是 0.05 ms。",
     "我的理解是：在 GPU 上它应该快 2 倍。",
+    "我先试过只写 return blockIdx.x;",                          # ".x" of an identifier is no "N x" speedup
+    "我试过用 float4.x 读一个分量。",
 ])
 def test_gpu_claim_forms_that_are_not_claims(text):
     assert vetoes.gpu_claim_vetoes({"q3": text}, "cpu") == []
