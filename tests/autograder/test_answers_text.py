@@ -124,3 +124,10 @@ def test_round10_fillers_and_causal_shijde():
     assert normalise("嗯，RMSNorm 少做了减均值。就是说，它不用 beta。") == "rmsnorm 少做了减均值。它不用 beta。"
     # 使得 strings terms together like 导致: four connectives with a 使得 are a chain of pasted terms
     assert cm.analyse("由于 rsqrtf 除以 BLOCK_SIZE，因此 eps 在根号里，使得全零行正确，由于 shared memory 广播。").spans[0].kind == "soup"
+
+
+def test_round10_a_hedged_copy_of_the_question_is_a_copy():
+    from autograder.answers import drop_copied
+    prompt = "RMSNorm 比 LayerNorm 少做了什么？为什么可以不减均值？"
+    kept, n = drop_copied(normalise("我觉得为什么可以不减均值。因为缩放不变性够用。"), prompt)
+    assert n == 1 and "缩放不变性" in kept
