@@ -17,13 +17,14 @@ CORPUS = config.REPO_ROOT / "calibration"
 # heldout_r7: authors Z, AE, AF (lessons 01-04, 05-08, 09-12, written before the seventh round);
 # heldout_r8: authors AG, AH, AI (the same split, written before the eighth round);
 # heldout_r9: authors AP (lessons 01-06), AQ (07-12), written before the ninth round and scored once after it.
-# heldout_r10: authors AT (lessons 01-06), AU (07-12), written before the tenth round.
+# heldout_r10: authors AT (lessons 01-06), AU (07-12), written before the tenth round; heldout_r11: authors AV, AX
+# (01-06), AW, AY (07-12), written during it.
 # No held-out half is tuned on.
 HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_heldout.jsonl",
           "heldout_new": CORPUS / "heldout_new.jsonl", "heldout_f": CORPUS / "heldout_f.jsonl",
           "heldout_lmn": CORPUS / "heldout_lmn.jsonl", "heldout_r7": CORPUS / "heldout_r7.jsonl",
           "heldout_r8": CORPUS / "heldout_r8.jsonl", "heldout_r9": CORPUS / "heldout_r9.jsonl",
-          "heldout_r10": CORPUS / "heldout_r10.jsonl"}
+          "heldout_r10": CORPUS / "heldout_r10.jsonl", "heldout_r11": CORPUS / "heldout_r11.jsonl"}
 
 # Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
 # failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
