@@ -31,8 +31,8 @@ HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_he
 BELOW = {
     "agreement": set(),                                     # exact agreement below 85 %
     "stuffed": {"heldout_r8"},                              # a keyword-stuffed answer above 1 point
-    "false_veto": {"heldout", "heldout_r7", "heldout_r8", "heldout_r9"},  # false vetoes
-    "flips": {"heldout", "heldout_new", "heldout_r7", "heldout_r9", "heldout_r10"},  # more than one flip in fifteen
+    "false_veto": {"heldout", "heldout_r7", "heldout_r9", "heldout_r11"},  # false vetoes
+    "flips": {"heldout", "heldout_new", "heldout_r7", "heldout_r9", "heldout_r10", "heldout_r11"},  # > 1 flip in 15
 }
 
 
