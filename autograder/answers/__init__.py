@@ -45,7 +45,6 @@ def is_blank(text: str) -> bool:
 
 
 _OPS = re.compile(r"[=*+/<>%]")
-_HEDGE = re.compile(r"^(?:我|我们|个人)?(?:觉得|认为|感觉|猜|想)(?:是)?\s*[,:]?\s*")
 
 
 def _ops_squash(text: str) -> str:
@@ -85,7 +84,7 @@ def drop_copied(norm: str, prompt: str):
     sents = sentences(norm)
     copied = []
     for a, b in sents:
-        sq = squash(_HEDGE.sub("", norm[a:b]))          # "我觉得 <the question>" is still the question
+        sq = squash(cm.HEDGE_OPEN.sub("", norm[a:b]))          # "我觉得 <the question>" is still the question
         # copied = the sentence is, up to a word dropped or changed, one stretch of the question (order kept);
         # reusing the question's identifiers in a formula of one's own is not a copy
         copy = len(sq) >= 4 and _copied_from(sq, pq)

@@ -430,7 +430,7 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
         s = norm[a:b]
         n = units(s)
         total += n
-        bare = _HEDGE_OPEN.sub("", s)        # "我觉得少了：减均值、beta" is the note it opens
+        bare = HEDGE_OPEN.sub("", s)        # "我觉得少了：减均值、beta" is the note it opens
         if _is_question(norm, b, s) and not (k + 1 < len(sents) and _ANSWERS_YES.match(norm, sents[k + 1][0])):
             spans.append(Span(a, b, "question"))  # asks, asserts nothing ("…为什么不变？" copied or posed)
         elif notes[k] or _is_list(bare):
@@ -454,7 +454,9 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
     return Text(norm, sents, spans, _quotes(norm, sents), share)
 
 
-_HEDGE_OPEN = re.compile(r"^(?:我|我们|个人)?(?:觉得|感觉|估计|猜)(?:是)?\s*[,:]?\s*")
+# a hedge that opens a sentence ("我觉得…", "感觉是…"): the sentence after it is what is said (one rule for notes,
+# fragments and question copies)
+HEDGE_OPEN = re.compile(r"^(?:我|我们|个人)?(?:觉得|感觉|估计|猜|认为|想)(?:是)?\s*[,:]?\s*")
 # a rhetorical question asserts its answer: "这不就是数据竞争吗？" / "isn't that a race?"
 _RHETORICAL = re.compile(r"难道|不就|不也|岂不|不是[^?]*吗|\b(?:is|are|was|were|does|do|did|would|could|can|will)n't\b")
 

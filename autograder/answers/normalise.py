@@ -62,9 +62,9 @@ _CANTONESE_RES = [(re.compile(p), r) for p, r in _CANTONESE]
 # Traditional words whose Taiwan-phrase conversion drifts from the simplified word a rubric lists: 執行 (run code)
 # would become 运行 and 座標 stay 座标, while the simplified answer says 执行 / 坐标
 _TW_KEEP = [(re.compile(r"執行(?!緒)"), "执行"), (re.compile(r"座標|座标"), "坐标")]
-# sentence-final particles of chat-style Chinese ("做三遍嘛，", "会溢出啊。"): tone, not content
 # interjections and fillers that open a sentence ("嗯，…", "就是说，…", "emm, …"): hesitation, not content
 _FILLER = re.compile(r"(?:(?<=[。！？?!;；\n])|^)\s*(?:嗯+|呃+|额+|emm+|um+|uh+|就是说|我想想|怎么说呢)\s*[,，…]+\s*", re.I)
+# sentence-final particles of chat-style Chinese ("做三遍嘛，", "会溢出啊。"): tone, not content
 _PARTICLE = re.compile(r"(?<=[\u4e00-\u9fff\w)\]])(?:嘛|啊|呀|吧|呢|哦|喔|哈|啦|咯|噢)+(?=\s*(?:[,;:.!?。！？…]|$))")
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
