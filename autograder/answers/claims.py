@@ -699,18 +699,19 @@ def supposed(pattern: Sequence[Part], s: str, at: int) -> bool:
 # lesson, so a view that is attributed before it and rejected after it (or in the next sentence's opening) is not
 # vetoed: it goes to a person.
 _ATTRIBUTED = re.compile(
-    r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|观点|看法|结论|流传|据说|听说|"
+    r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|观点|看法|结论|解释|流传|流行|据说|听说|"
     r"以为|认为|觉得|相信|认定|理解(?:成|为)|当成|当作|(?<![来明])说|讲过|写(?:道|着|过|的)|提出|坚持|告诉|声称|主张|误会|误解|问|"
-    r"\b(?:said|says|say|claims?|claimed|believes?|believed|thinks?|thought|assumes?|assumed|idea|view|belief|"
+    r"\b(?:said|says|say|claims?|claimed|believes?|believed|thinks?|thought|assumes?|assumed|idea|view|belief|guess|guessed|"
     r"someone|somebody|people|forum|tutorials?|notes|told)\b")
 _REJECTS = re.compile(
     r"不对(?![齐称应劲])|错(?:了|的|误)|说错|搞错|弄错|想错|记错|不正确|不成立|不准确|误(?:解|区|会|导)|别信|不要信|不可信|"
-    r"过时|被证明|并非如此|不是这样|站不住|瞎说|胡说|说反|恰恰相反|其实不然|否定的|"
-    r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards)\b|\bnot (?:right|true|correct|the case)\b|"
+    r"过时|被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
+    r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
     r"\bturned out\b|\bdo(?:es)? not hold\b")
 _DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信)|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b")
 
 
+_VERDICT = re.compile(r"(?:但|可|可是|其实|实际上|事实上)?\s*(?:经不起推敲|站不住(?:脚)?|说不通|不成立|是错的|并不成立)\s*$")
 _DEMONSTRATIVE = re.compile(r"(?:这|那|它)|\b(?:this|that|which|it)\b")
 
 
@@ -721,8 +722,8 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
     if _DISBELIEVE.search(before):
         return True           # "千万别以为 X", "如果有人告诉你 X，别信"
     last = re.split(r"[,;:—-]", s)[-1].strip()
-    if last and len(last) < len(s) and _DEMONSTRATIVE.match(last) and _REJECTS.search(last):
-        return True           # "X——这是我最开始的错误想法": a closing clause about "this" rejects the sentence
+    if last and len(last) < len(s) and (_DEMONSTRATIVE.match(last) and _REJECTS.search(last) or _VERDICT.match(last)):
+        return True           # "X——这是我最开始的错误想法" / "X，其实经不起推敲": a closing verdict on the sentence
     if not _ATTRIBUTED.search(before) and not _ATTRIBUTED.search(after[:8]):
         return False
     if _REJECTS.search(after) or _DISBELIEVE.search(after):

@@ -43,6 +43,10 @@ FRAMES = [
     "如果有人告诉你{s}，别信。",
     "It's a common belief that {s}, but it's wrong.",
     "Someone in the forum said {s}. That's not right.",
+    "有些人会想当然地认为{s}，这是个坑。",
+    "曾经流行过一种解释：{s}。这个解释站不住。",
+    "{s}，乍听有道理，其实经不起推敲。",
+    "My first guess was that {s}, but that is not correct.",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
