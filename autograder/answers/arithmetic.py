@@ -15,6 +15,8 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
+from .normalise import sentences
+
 _REL = re.compile(r"(?<![<>=!])(<=|>=|!=|==|≈|~=|=|<|>)(?![<>=])")
 # what an arithmetic side may hold; anything else (letters of an identifier, CJK, units) ends it
 _SIDE = re.compile(r"(?:[\d.+\-*/×·^() ]|inf|nan|rsqrtf?|sqrtf?|expf?|logf?|ln|e(?=\s*\^)|e(?=[-+]?\d))+")
@@ -22,6 +24,7 @@ _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)|(i
                     r"([-+*/×·^()]))")
 _FUNCS = {"sqrt": np.sqrt, "sqrtf": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "rsqrtf": lambda x: 1 / np.sqrt(x),
           "exp": np.exp, "expf": np.exp, "log": np.log, "logf": np.log, "ln": np.log}
+SIDE_CHARS = 120           # a side of a relation someone checks by eye is short; longer runs are not read
 _AMBIGUOUS_POWER = re.compile(r"\^\s*[-+]?\s*(?:[\d.]+|inf|nan|e)\s*[-+*/×·]")
 _NEG_BEFORE = re.compile(r"(?:不是|并非|不会|不等于|不能|没有|not|never)\s*$")
 
@@ -142,13 +145,12 @@ def _holds(a: float, rel: str, b: float, slack: float) -> bool:
 def false_relations(norm: str, in_quote: Callable[[int], bool],
                     supposed: Callable[[str, int], bool] = lambda s, at: False) -> List[Tuple[str, str]]:
     """(why, sentence) for each relation between numbers alone that is false in FP32 and in FP64."""
-    from .normalise import sentences
     out = []
     for a, b in sentences(norm):
         s = norm[a:b]
         for m in _REL.finditer(s):
-            left = _tail(s[:m.start()])
-            right = _head(s[m.end():])
+            left = _tail(s[max(0, m.start() - SIDE_CHARS):m.start()])
+            right = _head(s[m.end():m.end() + SIDE_CHARS])
             if not left or not right or not re.search(r"\d|inf|nan", left + right):
                 continue
             if _AMBIGUOUS_POWER.search(left) or _AMBIGUOUS_POWER.search(right):
