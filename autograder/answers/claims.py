@@ -702,13 +702,48 @@ _ATTRIBUTED = re.compile(
     r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|观点|看法|结论|解释|流传|流行|据说|听说|"
     r"以为|认为|觉得|相信|认定|理解(?:成|为)|当成|当作|(?<![来明])说|讲过|写(?:道|着|过|的)|提出|坚持|告诉|声称|主张|误会|误解|问|"
     r"\b(?:said|says|say|claims?|claimed|believes?|believed|thinks?|thought|assumes?|assumed|idea|view|belief|guess|guessed|"
-    r"someone|somebody|people|forum|tutorials?|notes|told)\b")
+    r"someone|somebody|people|forum|tutorials?|notes|told|classmates?|friends?|teachers?|roommates?|colleagues?|"
+    r"insist(?:s|ed)?|argued?|argues|heard|wrote|writes|reckon(?:s|ed)?|textbooks?|blogs?|posts?|online|saw|answers?)\b|"
+    r"看到|看过|读到|见过|讲义|笔记|课件|答案")
 _REJECTS = re.compile(
     r"不对(?![齐称应劲])|错(?:了|的|误)|说错|搞错|弄错|想错|记错|不正确|不成立|不准确|误(?:解|区|会|导)|别信|不要信|不可信|"
     r"过时|被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
     r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
-    r"\bturned out\b|\bdo(?:es)? not hold\b")
-_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信)|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b")
+    r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
+    r"勘误|被(?:纠正|更正|推翻|否定|证伪)|划掉|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
+# a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
+_LABELLED_WRONG = re.compile(
+    r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解)\s*(?:是|在于|[:：])|"
+    r"[和与跟同][^,;:。]{0,16}(?:说|讲|写|想)的?(?:正好|恰好|恰恰)?相反|"
+    r"\b(?:wrong|false|mistaken|incorrect|naive|misleading) (?:answer|view|idea|explanation|claim|belief|reading|intuition|statement)s?\b|"
+    r"\bcommon (?:mistake|error|pitfall|misconception)\b|\bcontrary to\b|^\s*[✗×❌]")
+# a sentence that opens with a label of what follows as wrong: "下面这个说法是错的：X", "Myth: X", "Wrong — X"
+_LABEL_OPEN = re.compile(r"^[^,;:。]{0,30}?(?:" + _REJECTS.pattern + r")\W{0,3}[:—-]")
+_MARKED_WRONG = re.compile(r"\(\s*(?:错|错误|错的|不对|误|wrong|false|incorrect|[✗×❌])\s*\)\s*[.!]?\s*$")    # "X（错）"
+# a gap that states no consequence: "这会导致错误的结果" / "这样结果就错了" say what follows from the view, not that it is wrong
+_CONSEQUENCE_FREE = r"(?!导致|会|造成|引起|产生|出现|得到|算|返回|让|使|变|成|就|才|结果|输出)[^,;:.!?]"
+_CONSEQUENCE = re.compile(r"导致|会|造成|引起|产生|出现|得到|算|返回|就|才|结果|输出|变|成|"
+                         r"\b(?:is why|so|makes?|gives?|produces?|leads? to|output|results?)\b")
+
+
+def _rejects(t: str):
+    """The first rejection in ``t`` that is not a consequence ("结果就错了", "会导致错误", "the output is wrong")."""
+    for m in _REJECTS.finditer(t):
+        if not _CONSEQUENCE.search(re.split(r"[,;:]", t[max(0, m.start() - 8):m.start()])[-1]):     # its own clause
+            return m
+    return None
+
+
+# a verdict on "this" right after the view, in the sentence's last clauses or the next sentence's opening:
+# "X——这是我以前的理解，现在看是错的", "X。以上是错误示范。", "X. This answer is wrong."
+_THIS_VERDICT = re.compile(
+    r"^\s*(?:但|可|可是|不过|but\s+)?(?:这(?![样时么里儿])|那(?![样时么里儿])|以上|上面|上述|该|它)(?:个|种|句|条|段|些)?"
+    r"(?:话|说法|想法|理解|观点|看法|答案|结论|解释|印象|都)?(?:其实|实际上|显然)?(?:是|就是)?"
+    r"(?:" + _CONSEQUENCE_FREE + r"){0,12}(?:[,;:]\s*(?:" + _CONSEQUENCE_FREE + r"){0,8})?(?:" + _REJECTS.pattern + r")|"
+    r"^\s*(?:but\s+)?(?:this|that|the above|which|it)(?: (?:answer|view|idea|claim|statement|explanation|reading|belief))?"
+    r" (?:is|was|turns out to be|turned out to be) (?:simply |just |plainly )?(?:wrong|false|incorrect|a myth|a misconception|mistaken|"
+    r"not (?:right|true|correct))\b")
+_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b")
 
 
 _VERDICT = re.compile(r"(?:但|可|可是|其实|实际上|事实上)?\s*(?:经不起推敲|站不住(?:脚)?|说不通|不成立|是错的|并不成立)\s*$")
@@ -719,18 +754,26 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
     """The view found at ``at`` of ``span`` is someone's (or one's own earlier) view that the answer rejects."""
     s = text.norm[span.start:span.end]
     before, after = s[:at], s[at:]
-    if _DISBELIEVE.search(before):
-        return True           # "千万别以为 X", "如果有人告诉你 X，别信"
-    last = re.split(r"[,;:—-]", s)[-1].strip()
-    if last and len(last) < len(s) and (_DEMONSTRATIVE.match(last) and _REJECTS.search(last) or _VERDICT.match(last)):
-        return True           # "X——这是我最开始的错误想法" / "X，其实经不起推敲": a closing verdict on the sentence
-    if not _ATTRIBUTED.search(before) and not _ATTRIBUTED.search(after[:8]):
-        return False
-    if _REJECTS.search(after) or _DISBELIEVE.search(after):
+    if _DISBELIEVE.search(before) or _LABELLED_WRONG.search(before):
+        return True           # "千万别以为 X", "如果有人告诉你 X，别信", "有一种错误说法：X"
+    label = _LABEL_OPEN.match(s)
+    if label and label.end() <= at or _MARKED_WRONG.search(s):
         return True
+    clauses = re.split(r"[,;:—-]", s)
+    last = clauses[-1].strip()
+    if last and len(last) < len(s) and (_DEMONSTRATIVE.match(last) and _rejects(last) or _VERDICT.match(last)):
+        return True           # "X——这是我最开始的错误想法" / "X，其实经不起推敲": a closing verdict on the sentence
+    if len(clauses) > 2 and _THIS_VERDICT.match(",".join(clauses[-2:]).strip()):
+        return True           # "X——这是我以前的理解，现在看是错的"
     nxt = [b for a, b in text.sentences if a >= span.end]
     following = text.norm[span.end:nxt[0]] if nxt else ""
-    return bool(_REJECTS.search(following.lstrip(" 。.!?;\n")[:24]))
+    if _THIS_VERDICT.match(following.lstrip(" 。.!?;\n")[:40]):
+        return True           # "X。以上是错误示范。" / "X. This answer is wrong."
+    if not _ATTRIBUTED.search(before) and not _ATTRIBUTED.search(after[:8]):
+        return False
+    if _rejects(after) or _DISBELIEVE.search(after):
+        return True
+    return bool(_rejects(following.lstrip(" 。.!?;\n")[:24]))
 
 
 _BUT = re.compile(r"但是|但|然而|不过|可是|\bbut\b|\bhowever\b")

@@ -18,7 +18,7 @@ from autograder.answers.cli import score_record
 
 TUNING = ["answers_tune.jsonl", "tune_e.jsonl", "tune_new.jsonl", "tune_g.jsonl", "tune_h.jsonl",
           "tune_ijk.jsonl", "tune_opq.jsonl", "tune_uvwx.jsonl", "tune_r7.jsonl", "tune_veto.jsonl",
-          "tune_r8.jsonl", "tune_r9.jsonl", "tune_r10.jsonl"]
+          "tune_r8.jsonl", "tune_r9.jsonl", "tune_r10.jsonl", "tune_r12.jsonl"]
 FRAMES = [
     "有人说「{s}」，其实不对。",
     "很多同学以为{s}，这是误解。",
@@ -47,6 +47,21 @@ FRAMES = [
     "曾经流行过一种解释：{s}。这个解释站不住。",
     "{s}，乍听有道理，其实经不起推敲。",
     "My first guess was that {s}, but that is not correct.",
+    # round 11: views labelled wrong before they are stated, verdicts on "this" after them, disagreement
+    "Contrary to what some blogs say ({s}), the opposite is true.",
+    "和某些博客说的相反（{s}），事实并非如此。",
+    "I used to believe {s}; I no longer do.",
+    "A classmate insisted that {s}. He was mistaken.",
+    "有一种错误说法：{s}。",
+    "下面这个说法是错的：{s}。",
+    "Myth: {s}.",
+    "{s}（错）",
+    "{s}——这是我以前的理解，现在看是错的。",
+    "以前的讲义上写着{s}，后来被勘误了。",
+    "我不同意“{s}”这种看法。",
+    "{s}。以上是错误示范。",
+    "One answer I saw online: {s}. This answer is wrong.",
+    "很多人以為{s}，但這種理解有問題。",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
@@ -84,3 +99,20 @@ def test_a_rejected_misconception_does_not_veto(frame):
     sents = vetoing_sentences()
     still = [r["text"] for r in sents if _vetoes(dict(r, text=frame.format(s=r["text"])))]
     assert len(still) <= TOLERANCE * len(sents), still[:3]
+
+
+# what follows from a view, said after it, is not a verdict on it: the veto stays
+CONSEQUENCES = [
+    "{s}。这会导致错误的结果。",
+    "{s}。这样结果就错了。",
+    "{s}. That is why the output is wrong.",
+    "{s}。所以不会出错。",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("frame", CONSEQUENCES)
+def test_a_consequence_after_a_misconception_keeps_the_veto(frame):
+    sents = vetoing_sentences()
+    lost = [r["text"] for r in sents if not _vetoes(dict(r, text=frame.format(s=r["text"])))]
+    assert len(lost) <= TOLERANCE * len(sents), lost[:3]
