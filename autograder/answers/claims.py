@@ -797,6 +797,8 @@ def _anaphora(part: Part, text: Text, span: Span, s: str) -> List[PartMatch]:
         # (one adverbial clause before it, "但是为了保持一致，它们也计入平均", still leaves it the subject)
         before = [x for x in bounds if x <= m.start()] + [m.start()]
         mid = sum(1 for x, y in zip(before, before[1:]) if units(s[x:y]) >= 3) >= 2
+        if _IF_OPENER.search(s, 0, m.start()):
+            continue      # "If HS were tiny, e.g. 1, it becomes a normal transpose": "it" is the supposed case
         if part.regex.search(text.norm, span.start if mid else since, span.start + m.start()):
             cs = max(x for x in bounds if x <= m.start())
             neg = _negation_at(s, m.start(), cs)

@@ -186,6 +186,19 @@ def test_round7_pronoun_deep_in_a_sentence(text, found):
     assert (cm.find(claim.says[0], t, cache, assertion=True) is not None) is found
 
 
+# round 11 (engine): a pronoun after an if-clause of its own sentence stands for the supposed case, not for
+# the previous sentence's subject ("If HS were tiny, e.g. 1, it becomes a normal transpose")
+@pytest.mark.parametrize("text, found", [
+    ("我们用的是 Welford 算法。它会更快。", True),
+    ("我们用的是 Welford 算法。如果换成两矩法，它会更快。", False),
+    ("We use Welford. If the row is short, it is faster.", False),
+])
+def test_round11_pronoun_after_an_if_clause(text, found):
+    t, cache = cm.analyse(text), {}
+    claim = next(c for c in COMPILED.claims if c.id == "welford_fast")
+    assert (cm.find(claim.says[0], t, cache, assertion=True) is not None) is found
+
+
 # round 7 (engine): terms separated by " / " or "|" are a list (a contradiction inside one asserts nothing);
 # a formula with one slash is not
 @pytest.mark.parametrize("text, kinds", [
