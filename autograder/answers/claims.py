@@ -303,6 +303,7 @@ def _keyword_soup(s: str) -> bool:
 
 _CAUSAL = re.compile(r"因为|所以|导致|使得|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"
                      r"\bleads? to\b")
+_CONSEQUENCE_OPEN = re.compile(r"\s*(?:所以|因此|因而|从而|于是|导致|使得|\bso\b|\btherefore\b|\bthus\b|\bhence\b)")
 SEMI_RUN = 3                             # segments joined by semicolons that still read as one sentence
 SOUP_CONNECTIVES = 4                     # causal connectives in one sentence that make it a chain of pasted terms
 
@@ -416,12 +417,20 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
                 runs[i] = j - k + 1
         k = j + 1
     # a run of semicolon-joined segments that as a whole strings terms together by connectives: each of its
-    # segments with a connective is part of that chain
+    # segments with a connective is part of that chain.  The same across full stops: a sentence that opens with a
+    # consequence connective ("…。所以 B，导致 C。") goes on with the segment before it, as it would with a comma.
     soup_run = [False] * len(sents)
     k = 0
     while k < len(sents):
-        j = k + max(1, runs[k]) - 1 if runs[k] else k
-        if j > k and _is_causal_soup_run([norm[x:y] for x, y in sents[k:j + 1]]):
+        segs, j = [norm[sents[k][0]:sents[k][1]]], k
+        while j + 1 < len(sents) and (semi[j] or _CONSEQUENCE_OPEN.match(norm, sents[j + 1][0])):
+            nxt = norm[sents[j + 1][0]:sents[j + 1][1]]
+            if semi[j]:
+                segs.append(nxt)
+            else:
+                segs[-1] += "," + nxt
+            j += 1
+        if j > k and (_is_causal_soup_run(segs) if len(segs) >= 2 else _is_causal_soup(segs[0])):
             for i in range(k, j + 1):
                 soup_run[i] = bool(_CAUSAL.search(norm[sents[i][0]:sents[i][1]]))
         k = j + 1

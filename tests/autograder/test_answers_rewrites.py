@@ -2,7 +2,7 @@
 
 Each tuning answer the scorer gets right is rewritten the ways students write the same thing differently —
 traditional characters, a hedge (我觉得), other connectives (由于 / 因此 / 使得), full-width letters and digits,
-fillers (嗯，/ 就是说，), one sentence per line, chat particles (嘛) — and scored again: a teacher would give the
+fillers (嗯，/ 就是说，), one sentence per line, chat particles (嘛), a full stop before 所以 — and scored again: a teacher would give the
 same points, so the scorer must too (at most 1 % of the answers may move, for a rewrite that happens to change
 what a sentence says).  The held-out halves are not used here.
 """
@@ -42,6 +42,8 @@ REWRITES = {
     "filler": lambda t: "嗯，" + t.replace("。", "。就是说，", 1),
     "newlines": lambda t: re.sub(r"。(?=.)", "。\n", t),
     "particle": lambda t: re.sub(r"，", "嘛，", t, count=2),
+    # a full stop before 所以 / 因此 / so where the student had a comma
+    "split": lambda t: t.replace("，所以", "。所以").replace("，因此", "。因此").replace(", so ", ". So "),
 }
 
 

@@ -131,3 +131,14 @@ def test_round10_a_hedged_copy_of_the_question_is_a_copy():
     prompt = "RMSNorm 比 LayerNorm 少做了什么？为什么可以不减均值？"
     kept, n = drop_copied(normalise("我觉得为什么可以不减均值。因为缩放不变性够用。"), prompt)
     assert n == 1 and "缩放不变性" in kept
+
+
+# round 11: terms strung by connectives stay a chain of pasted terms when full stops replace the commas before
+# 所以 / 因此 / so; a reasoned answer that opens a sentence with 所以 stays prose
+def test_round11_connective_soup_across_full_stops():
+    text = "因为 rsqrtf 除以 BLOCK_SIZE。所以 eps 在根号里，导致全零行正确，因为 shared memory 广播 inv_rms。"
+    assert cm.analyse(text.replace("。所以", "，所以")).spans[0].kind == "soup"
+    kinds = [sp.kind for sp in cm.analyse(text).spans if sp.kind != "window"]
+    assert kinds[:2] == ["soup", "soup"]
+    reasoned = "全零行的平方和是 0。所以 rsqrt(0 + eps) 是有限的，输出为 0。"
+    assert {sp.kind for sp in cm.analyse(reasoned).spans} <= {"prose", "window"}
