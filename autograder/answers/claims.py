@@ -303,7 +303,8 @@ def _keyword_soup(s: str) -> bool:
 
 _CAUSAL = re.compile(r"因为|所以|导致|使得|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"
                      r"\bleads? to\b")
-_CONSEQUENCE_OPEN = re.compile(r"\s*(?:所以|因此|因而|从而|于是|导致|使得|\bso\b|\btherefore\b|\bthus\b|\bhence\b)")
+_CONSEQUENCE_OPEN = re.compile(r"\s*(?:[-*•]\s*|\d{1,2}[.)]\s*)?(?:所以|因此|因而|从而|于是|导致|使得|这(?:就|又)?(?:导致|使得|让)|"
+                               r"\bso\b|\btherefore\b|\bthus\b|\bhence\b|\bthis (?:leads to|means|causes)\b)")
 SEMI_RUN = 3                             # segments joined by semicolons that still read as one sentence
 SOUP_CONNECTIVES = 4                     # causal connectives in one sentence that make it a chain of pasted terms
 
