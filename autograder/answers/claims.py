@@ -732,14 +732,14 @@ _LABEL_OPEN = re.compile(r"^[^,;:。]{0,30}?(?:" + _REJECTS.pattern + r")\W{0,3}
 _MARKED_WRONG = re.compile(r"\(\s*(?:错|错误|错的|不对|误|wrong|false|incorrect|[✗×❌])\s*\)\s*[.!]?\s*$")    # "X（错）"
 # a gap that states no consequence: "这会导致错误的结果" / "这样结果就错了" say what follows from the view, not that it is wrong
 _CONSEQUENCE_FREE = r"(?!导致|会|造成|引起|产生|出现|得到|算|返回|让|使|变|成|就|才|结果|输出)[^,;:.!?]"
-_CONSEQUENCE = re.compile(r"导致|会|造成|引起|产生|出现|得到|算|返回|就|才|结果|输出|变|成|"
+_RESULT_WORD = re.compile(r"导致|会|造成|引起|产生|出现|得到|算|返回|就|才|结果|输出|变|成|"
                          r"\b(?:is why|so|makes?|gives?|produces?|leads? to|output|results?)\b")
 
 
 def _rejects(t: str):
     """The first rejection in ``t`` that is not a consequence ("结果就错了", "会导致错误", "the output is wrong")."""
     for m in _REJECTS.finditer(t):
-        if not _CONSEQUENCE.search(re.split(r"[,;:]", t[max(0, m.start() - 8):m.start()])[-1]):     # its own clause
+        if not _RESULT_WORD.search(re.split(r"[,;:]", t[max(0, m.start() - 8):m.start()])[-1]):     # its own clause
             return m
     return None
 
