@@ -846,6 +846,20 @@ def _in_order(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, sp
     return None
 
 
+# a clause that opens with a subject of its own before its number ("朴素版是 12 字节", "the naive one moves 12 bytes"),
+# not with a total or a restatement ("一共 12 字节", "所以是 12 字节", "每元素 12 字节")
+_OWN_SUBJECT = re.compile(
+    r"\s*(?!一共|总共|共|合计|加起来|也就是|即|就是|所以|因此|于是|那么|每|总|算下来|=|so\b|that\b|which\b|in total\b|total\b|per\b|each\b|it\b)"
+    r"(?:[\u4e00-\u9fff]{2,6}|[a-z][a-z0-9_-]*(?:\s+[a-z][a-z0-9_-]*){0,2})\s*(?:的)?\s*"
+    r"(?:是|为|要|需要|只要|只有|有|只读|读|写|搬|\bis\b|\bare\b|\bneeds?\b|\bmoves?\b|\btakes?\b|\bhas\b|\bgets?\b)\s*(?:约|大约|about|only|just)?\s*$")
+
+
+def _owned_elsewhere(s: str, after: int, at: int) -> bool:
+    """The number at ``at`` lies in a later clause than ``after`` that gives it to a subject of its own."""
+    starts = [b for b in clause_bounds(s) if after < b <= at]
+    return bool(starts) and bool(_OWN_SUBJECT.fullmatch(s, starts[-1], at))
+
+
 def _in_order_from(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Span, span_text: str,
                    nearest: bool = False) -> Optional[int]:
     pos, first, prev = 0, None, None
@@ -855,6 +869,9 @@ def _in_order_from(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Spa
             ok = [m for m in ok if span.start + m.start < span.first_end]
         if part.regex is None and (nearest or any(n.other for n in part.numbers)):
             ok = ok[:1]      # what is asserted about X is the nearest number after X
+            # unless a later clause gives it to a subject of its own: "三遍 kernel 的访存最多，朴素版是 12 字节"
+            if ok and prev is not None and _owned_elsewhere(span_text, prev.end, ok[0].start):
+                ok = []
         ok = [m for m in ok if m.value_ok and _polarity_ok(part, m, prev)
               and (first is None or gap_units(span_text, pos, m.start, span) <= MAX_GAP)]
         if not ok:

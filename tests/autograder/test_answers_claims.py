@@ -72,6 +72,11 @@ def test_comparison_object_is_not_the_subject():
     ("三遍 kernel 每元素 12 字节", False, True),
     ("三遍：每次 4 bytes，3 读 1 写共 16 B/元素", True, True),      # policy drops this side number (test below)
     ("three-pass: 16b per element", True, False),
+    # round 11: a later clause with a subject of its own owns its number; a total or restatement does not
+    ("三遍 kernel 的访存最多，朴素版是 12 字节", False, False),
+    ("three-pass reads most, the naive one moves 12 bytes", False, False),
+    ("三遍 kernel 读三次写一次，一共 12 字节", False, True),
+    ("三遍 kernel 读三次写一次，所以是 12 字节", False, True),
 ])
 def test_numbers_compared_as_numbers(text, says, contradicts):
     assert bool(holds("bytes", text)) is says
