@@ -61,7 +61,11 @@ _CANTONESE = [(r"(?<![關关聯联])係(?!數|数)", "是"), (r"冇", "没有"),
 _CANTONESE_RES = [(re.compile(p), r) for p, r in _CANTONESE]
 # Traditional words whose Taiwan-phrase conversion drifts from the simplified word a rubric lists: 執行 (run code)
 # would become 运行 and 座標 stay 座标, while the simplified answer says 执行 / 坐标
-_TW_KEEP = [(re.compile(r"執行(?!緒)"), "执行"), (re.compile(r"座標|座标"), "坐标")]
+_TW_KEEP = [(re.compile(r"執行(?!緒)"), "执行"), (re.compile(r"座標|座标"), "坐标"), (re.compile(r"位元[組组]"), "字节")]
+# 位元 is a Taiwan word for "bit", which the converter rewrites wherever it sees it, also inside 单位元 (identity
+# element) and 位元素 ("高位元素"); those keep their 位 through the conversion
+_TW_GUARD = re.compile(r"(?<=[单單])位(?=元)|位(?=元素)")
+_GUARDED = "\ue001"
 # interjections and fillers that open a sentence ("嗯，…", "就是说，…", "emm, …"): hesitation, not content
 _FILLER = re.compile(r"(?:(?<=[。！？?!;；\n])|^)\s*(?:嗯+|呃+|额+|emm+|um+|uh+|就是说|我想想|怎么说呢)\s*[,，…]+\s*", re.I)
 # sentence-final particles of chat-style Chinese ("做三遍嘛，", "会溢出啊。"): tone, not content
@@ -143,7 +147,7 @@ def normalise(text: str) -> str:
         t = rx.sub(rep, t)
     for rx, rep in _TW_KEEP:
         t = rx.sub(rep, t)
-    t = _opencc().convert(t)
+    t = _opencc().convert(_TW_GUARD.sub(_GUARDED, t)).replace(_GUARDED, "位")
     t = _VARIANT_RE.sub(lambda m: _VARIANTS[m.group(0)], t)
     t = _PARTICLE.sub("", t)
     t = _FILLER.sub("", t)

@@ -142,3 +142,14 @@ def test_round11_connective_soup_across_full_stops():
     assert kinds[:2] == ["soup", "soup"]
     reasoned = "全零行的平方和是 0。所以 rsqrt(0 + eps) 是有限的，输出为 0。"
     assert {sp.kind for sp in cm.analyse(reasoned).spans} <= {"prose", "window"}
+
+
+# round 11: the converter's Taiwan "bit" (位元) does not eat 单位元 (identity element) or 位元素; 位元組 is a byte
+@pytest.mark.parametrize("text, want", [
+    ("max 初值 -inf（单位元）", "单位元"),
+    ("單位元", "单位元"),
+    ("高位元素是 0", "高位元素"),
+    ("每個位元組", "字节"),
+])
+def test_round11_taiwan_bit_word_keeps_identity_element(text, want):
+    assert want in normalise(text)
