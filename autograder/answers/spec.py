@@ -134,29 +134,63 @@ def _de_between(left: str, right: str) -> bool:
 
 def _light(syn: str) -> str:
     """Light notation: " ?" = optional space, "s?" / "-?" = optional character, "(a|b)" = one of, "(a)?" / "(a|b)?"
-    = optional, a space = optional spaces; everything else literal ("rsqrtf(0)", "mean(x^2)" match
-    as written), with an optional 的 between Chinese words (``_literal``)."""
-    out, pos = [], 0
-    for m in re.finditer(r" \?|\(([^()]*)\)(\?)?|([^\s()?])\?| ", syn):
-        tok = m.group(0)
-        if tok.startswith("(") and "|" not in m.group(1) and not m.group(2):
-            # plain parentheses are literal, what they hold is light notation too ("exp(m ?- ?m_new)")
-            out.append(_literal(syn[pos:m.start()]) + re.escape("(") + _light(m.group(1)) + re.escape(")"))
-            pos = m.end()
-            continue
-        out.append(_literal(syn[pos:m.start()]))
-        if tok.startswith("("):
-            alts = "|".join(_light(a) for a in m.group(1).split("|"))      # "(32 ?路)?": notation inside too
-            out.append(f"(?:{alts})" + ("?" if m.group(2) else ""))
-        elif m.group(3):
-            out.append(re.escape(m.group(3)) + "?")
-        else:                             # a space: optional spaces (and a 的 between Chinese words)
-            around = (syn[m.start() - 1:m.start()] or " ", syn[m.end():m.end() + 1] or " ")
+    = optional, groups nest ("(偏(一点|一些)?|不准)"), a space = optional spaces; everything else literal
+    ("rsqrtf(0)", "mean(x^2)" match as written), with an optional 的 between Chinese words (``_literal``)."""
+    out, lit, i = [], 0, 0
+
+    def flush(upto):
+        out.append(_literal(syn[lit:upto]))
+
+    while i < len(syn):
+        c = syn[i]
+        if c == "(":
+            j = _closing(syn, i)
+            if j < 0:
+                i += 1                    # an unmatched parenthesis is literal
+                continue
+            inner, opt = syn[i + 1:j], syn[j + 1:j + 2] == "?"
+            alts = _top_level_split(inner)
+            flush(i)
+            if len(alts) > 1 or opt:      # "(32 ?路)?": notation inside too
+                out.append("(?:" + "|".join(_light(x) for x in alts) + ")" + ("?" if opt else ""))
+            else:                         # plain parentheses are literal, what they hold is notation ("exp(m ?- ?m_new)")
+                out.append(re.escape("(") + _light(inner) + re.escape(")"))
+            i = j + 1 + opt
+            lit = i
+        elif c == " ":                    # a space (or " ?"): optional spaces, and a 的 between Chinese words
+            flush(i)
+            end = i + 2 if syn[i + 1:i + 2] == "?" else i + 1
+            around = (syn[i - 1:i] or " ", syn[end:end + 1] or " ")
             out.append(r"\s*(?:的\s*)?" if _de_between(*around) else
-                       _WORD_GAP if all(re.match(r"[a-z]", c) for c in around) else r"\s*")
-        pos = m.end()
-    out.append(_literal(syn[pos:]))
+                       _WORD_GAP if all(re.match(r"[a-z]", x) for x in around) else r"\s*")
+            i = lit = end
+        elif syn[i + 1:i + 2] == "?" and c not in "()?":
+            flush(i)
+            out.append(re.escape(c) + "?")
+            i = lit = i + 2
+        else:
+            i += 1
+    flush(len(syn))
     return "".join(out)
+
+
+def _closing(syn: str, i: int) -> int:
+    depth = 0
+    for k in range(i, len(syn)):
+        depth += {"(": 1, ")": -1}.get(syn[k], 0)
+        if depth == 0:
+            return k
+    return -1
+
+
+def _top_level_split(inner: str) -> List[str]:
+    parts, depth, start = [], 0, 0
+    for k, ch in enumerate(inner):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "|" and depth == 0:
+            parts.append(inner[start:k])
+            start = k + 1
+    return parts + [inner[start:]]
 
 
 # English words that are not inflected in a paraphrase: function words and symbols ("not" must not hit "noted",
@@ -184,6 +218,17 @@ def _inflected(body: str, norm: str, short: bool = True) -> str:
     return body + f"(?:{double}es|e[dr]s?|s|ing)?"
 
 
+_BARE_ALTERNATION = re.compile(r"[\u4e00-\u9fff]\|[\u4e00-\u9fff]|[a-z]{2}\|[a-z]{2}")
+
+
+def _without_groups(norm: str) -> str:
+    while True:
+        out = re.sub(r"\([^()]*\)", "", norm)
+        if out == norm:
+            return out
+        norm = out
+
+
 def _paraphrase_regex(syn: str, where: str) -> str:
     if not isinstance(syn, str) or not syn.strip():
         raise SpecError(f"{where}: expected a non-empty string")
@@ -194,6 +239,10 @@ def _paraphrase_regex(syn: str, where: str) -> str:
         norm = re.sub(r"\\([^\w\s])", r"\1", normalise(syn))
         if not norm:
             raise SpecError(f"{where}: {syn!r} is empty after normalisation")
+        if _BARE_ALTERNATION.search(_without_groups(norm)):
+            # '导致|造成' would match only the literal text with the bar in it ("|x|" is an absolute value)
+            raise SpecError(f"{where}: {syn!r}: a | between two words outside parentheses is literal here; "
+                            f"write '(导致|造成)' or two paraphrases")
         body = _light(norm)
         if re.match(r"[a-z0-9_]", norm):
             body = r"(?<![a-z0-9_])" + body        # ASCII paraphrases start a word ("coalesc" hits "coalesced")

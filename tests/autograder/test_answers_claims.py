@@ -315,6 +315,24 @@ def test_light_notation_inside_a_group_and_a_count_after_an_identifier():
     assert cm.part_matches(spec.claims[0].says[1][0], cm.normalise("float4一条指令搬 16 字节"))
 
 
+# round 11: groups nest ("(偏(一点|一些)?|不准)"); a bare | between two words outside any group is a spec error, not
+# a literal that silently matches nothing ("|x|" stays an absolute value)
+@pytest.mark.parametrize("syn,text", [
+    ("结果(会|就)?(偏(一点|一些|差)?|不准)", "结果会偏一点"), ("结果(会|就)?(偏(一点|一些|差)?|不准)", "结果不准"),
+    ("must (store|materiali(s|z)e) (the )?probabilities", "must materialize the probabilities"),
+    ("|x| > 256", "|x| > 256"),
+])
+def test_light_notation_nested_groups(syn, text):
+    spec = sp.compile_spec({"parts": {"f": [syn]}, "claims": [{"id": "c", "says": [["f"]]}]})
+    assert cm.part_matches(spec.claims[0].says[0][0], cm.normalise(text))
+
+
+@pytest.mark.parametrize("syn", ["导致|造成", "slow|fast"])
+def test_a_bare_bar_between_words_is_a_spec_error(syn):
+    with pytest.raises(SpecError, match="outside parentheses"):
+        sp.compile_spec({"parts": {"f": [syn]}, "claims": [{"id": "c", "says": [["f"]]}]})
+
+
 @pytest.mark.parametrize("text", ["没有 eps 的话全零行会变成 NaN", "没有 eps → 全零行 → NaN"])
 def test_a_negation_ends_at_de_hua_and_at_an_arrow(text):
     # "没有 eps 的话 | 全零行…" negates eps, not what follows the condition
