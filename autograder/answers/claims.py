@@ -577,9 +577,12 @@ def _negation_inside(regex: re.Pattern, s: str, a: int, b: int) -> int:
     one clause the same holds for a negation the gap swallowed ("部分和不能直接相加" is not "部分和.{0,10}直接相加")."""
     inner = [m.end() for m in re.finditer(r"[,;:]", s[a:b])]
     tail_start = a + inner[-1] if inner else a
+    asides = [(a + m.start(), a + m.end()) for m in re.finditer(r"\([^()]*\)", s[a:b])]
     for neg in _NEG.finditer(s, tail_start, b):
         if not inner and neg.start() == a:
             continue          # a paraphrase that opens with its negation ("can not simply add") spells it itself
+        if any(x < neg.start() < y for x, y in asides):
+            continue          # inside an aside that closes within the match ("base 在 m_new = -inf（还没有可见 key）时是 0")
         if regex.search(s[a:neg.start()] + s[neg.end():b]):
             return neg.start()
     return -1
