@@ -298,7 +298,20 @@ def _keyword_soup(s: str) -> bool:
             sum(1 for x in steps if len(_EN_WORD.findall(x)) >= 2) >= 2:
         return False          # a formula step ("n4 = 0") is a step of the chain too
     words = [w for w in re.split(r"[\s,;:()]+", s) if re.fullmatch(r"[a-z][a-z0-9_'-]*", w)]
+    if _EN_FINITE.search(s) and len(_items(s, _COMMA)) <= 3:
+        # "expf overflows to inf once x exceeds ln(FLT_MAX), about 88.7": a clause with few function words; a
+        # verb inside a comma list of notes ("…, spills to local memory, few blocks …") keeps it notes
+        return False
     return len(words) >= 8 and sum(1 for w in words if _FUNCTION.fullmatch(w)) <= len(words) // 8
+
+
+# finite forms of the verbs answers are made of (a noun such as "read" or "load" alone says nothing)
+_EN_FINITE = re.compile(r"\b(?:overflow|underflow|exceed|read|write|load|store|stay|return|become|give|cause|lead|make|"
+                        r"turn|produce|need|use|take|keep|move|fall|rise|grow|drop|cancel|saturate|round|lose|hold|fit|"
+                        r"reach|stall|diverge|coalesce|spill|fail|crash|compute|divide|multiply|subtract|shift|"
+                        r"propagate|poison|break|hide|cover|skip|touch|waste|halve|double|reduce|increase|avoid|prevent)"
+                        r"(?:s|es|ed|d)\b|\b(?:wrote|read|grew|fell|rose|became|gave|made|took|kept|lost|held|broke|"
+                        r"goes|went)\b(?=\s+(?:to|into|past|from|below|above|out|back|by|the|a|an|at|up|down|inf|nan|0)\b)")
 
 
 _CAUSAL = re.compile(r"因为|所以|导致|使得|因此|由于|从而|于是|\bso\b|\bbecause\b|\btherefore\b|\bthus\b|\bhence\b|"

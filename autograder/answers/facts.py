@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, List, Tuple
+from typing import Callable, List, Optional, Tuple
 
 _NUMBER = r"(?<![\d.+\-*/^])(\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)(?![\d.]|\s*万|\s*\^|\s*\*\*)"
 
@@ -43,6 +43,9 @@ _WARP_THREADS = re.compile(
     r"(?:有|是|包含|由|=|:|\bof\b|\bhas\b|\bis\b|\bcontains\b)\s*" + _NUMBER + r"\s*(?:个)?\s*(?:线程|threads|lanes)")
 
 
+_ARGUMENT = re.compile(r"\b(?:exp|expf|__expf|log|sqrt|rsqrt|sin|cos)\b|指数|参数|自变量|输入|\b(?:argument|input|exponent)\b")
+
+
 @dataclass(frozen=True)
 class Fact:
     subject: str
@@ -50,14 +53,17 @@ class Fact:
     right: Callable[[float], bool]
     why: str
     near: int = 40               # the attribute starts at most this many characters after the subject
+    # what, between the subject and the attribute, makes the attribute another thing's ("FP32 里 exp 的参数上限大约 88.7"
+    # is the limit of exp's argument, not FP32's largest value)
+    other: Optional[re.Pattern] = None
 
 
 FACTS: Tuple[Fact, ...] = (
     Fact("fp16", _SIGNIFICAND, lambda v: v in (10, 11), "FP16 有 11 位有效位（10 位尾数加隐含的 1 位）"),
-    Fact("fp16", _MAXIMUM, lambda v: 65000 <= v <= 65520, "FP16 的最大有限值是 65504（不是 2^16 = 65536）"),
+    Fact("fp16", _MAXIMUM, lambda v: 65000 <= v <= 65520, "FP16 的最大有限值是 65504（不是 2^16 = 65536）", other=_ARGUMENT),
     Fact("bf16", _SIGNIFICAND, lambda v: v in (7, 8), "BF16 有 8 位有效位（7 位尾数加隐含的 1 位）"),
     Fact("fp32", _SIGNIFICAND, lambda v: v in (23, 24), "FP32 有 24 位有效位（23 位尾数加隐含的 1 位）"),
-    Fact("fp32", _MAXIMUM, lambda v: 3.3e38 <= v <= 3.5e38, "FP32 的最大有限值约 3.4e38"),
+    Fact("fp32", _MAXIMUM, lambda v: 3.3e38 <= v <= 3.5e38, "FP32 的最大有限值约 3.4e38", other=_ARGUMENT),
     Fact("fp32", _VALUE_BYTES, lambda v: v == 4, "一个 FP32 数占 4 字节", near=0),
     Fact("fp16", _VALUE_BYTES, lambda v: v == 2, "一个 FP16 数占 2 字节", near=0),
     Fact("bf16", _VALUE_BYTES, lambda v: v == 2, "一个 BF16 数占 2 字节", near=0),
@@ -83,7 +89,8 @@ def _attributes(fact: Fact, s: str, mentions):
         return
     for m in fact.attribute.finditer(s):
         before = [x for x in mentions if x[1] <= m.start()]
-        if before and before[-1][2] == fact.subject and m.start() - before[-1][1] <= fact.near:
+        if before and before[-1][2] == fact.subject and m.start() - before[-1][1] <= fact.near and \
+                not (fact.other and fact.other.search(s, before[-1][1], m.start())):
             yield m
 
 

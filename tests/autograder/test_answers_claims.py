@@ -237,6 +237,10 @@ def test_round7_naive_views_rejected(text, quoted):
     ("FP16 只有 3 位有效数字", False),
     ("FP32 有 7 位有效位", True),
     ("FP16 有 16 位有效数字", True),
+    # round 11: a limit of exp's argument written after the format is not the format's largest value
+    ("FP32 里 exp 的参数上限大约 88.7，exp(100) 是 inf", False),
+    ("FP32 的 exp(100) 直接是 inf（上限大约 88.7）", False),
+    ("FP32 的最大值是 65504", True),
 ])
 def test_round7_decimal_significant_digits(text, wrong):
     from autograder.answers.facts import false_facts

@@ -153,3 +153,15 @@ def test_round11_connective_soup_across_full_stops():
 ])
 def test_round11_taiwan_bit_word_keeps_identity_element(text, want):
     assert want in normalise(text)
+
+
+# round 11: an English clause with few function words is prose when it has a finite verb; a verb inside a comma
+# list of notes keeps the notes a list
+@pytest.mark.parametrize("text, kind", [
+    ("expf overflows to inf once x exceeds ln(FLT_MAX), about 88.7.", "prose"),
+    ("exp overflows once x is above 88.7, about ln(FLT_MAX).", "prose"),
+    ("smem bottleneck, 2 loads per FMA, register pressure, occupancy down, spills to local memory.", "list"),
+    ("rsqrt inf nan fmaxf clamp variance negative eps cancellation precision", "list"),
+])
+def test_round11_english_clause_with_a_finite_verb(text, kind):
+    assert cm.analyse(text).spans[0].kind == kind
