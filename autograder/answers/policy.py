@@ -108,8 +108,10 @@ def _by_number(pat, h: cm.Hit) -> bool:
 
 
 def _says_in(claim: Claim, text: cm.Text, span: cm.Span, cache) -> bool:
+    """The sentence states the claim with its own number: then another number in it is a side number.  A pattern
+    without a number slot ("block 一行 … 分摊") says nothing about the number the contradiction reads."""
     one = cm.Text(text.norm, text.sentences, [span], text.quoted, text.listy_share)
-    return any(cm.find(pat, one, cache) for pat in claim.says)
+    return any(cm.find(pat, one, cache) for pat in claim.says if any(p.numbers for p in pat))
 
 
 def _names_terms(claim: Claim, text: cm.Text, cache) -> bool:

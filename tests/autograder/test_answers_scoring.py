@@ -241,3 +241,18 @@ def test_round9_rubric_07_writeback_needs_the_conversion(text, established):
 ])
 def test_round9_rubric_10_state_maintained(text):
     assert _status(score("10_flash_attention", "q1", text), "state") == "established"
+
+
+# round 11: a number contradiction is a side number only where the sentence states the claim with its own number;
+# a pattern without a number slot ("block 一行 … 分摊") does not hide a wrong count
+def test_a_wrong_count_is_not_hidden_by_a_pattern_without_a_number():
+    from autograder.answers import score_answer
+    spec = {
+        "parts": {"block": ["block 一行", "block per row"], "share": ["分摊", "share"],
+                  "most": ["最多", "at most"]},
+        "claims": [{"id": "c", "says": [["block", "share"], ["block", "most", {"num": 1024, "unit": ["个线程", "threads"]}]],
+                    "contradicts": [["block", "most", {"num_not": 1024, "unit": ["个线程", "threads"]}]]}],
+        "points": {"full": 1},
+    }
+    assert score_answer("block 一行最多 1024 个线程分摊一行。", spec, 2, item="q3").points == 2
+    assert score_answer("block 一行最多 512 个线程分摊一行。", spec, 2, item="q3").points == 0
