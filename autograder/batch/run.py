@@ -249,9 +249,14 @@ def grade_batch(source, lesson_id: str, out_dir, *, workers: int = 2, seed: Opti
     try:
         if jobs:
             pool.run(jobs, on_result)
-    finally:
+    except BaseException:
+        # an interrupt: what finished is saved, and the next run records what the gradebook lacks; recording a
+        # backlog of seconds-long nbgrader calls here would keep a stopped grader alive for minutes
         bar.close()
-        recorder.finish()
+        recorder.finish(drop=True)
+        raise
+    bar.close()
+    recorder.finish()
     # the instructor's overrides (formgrader) win over the auto scores; pass/fail follows them
     from ..gradebook import read_overrides
     from ..judge.scorers import grade_id
@@ -305,19 +310,26 @@ class Recorder(threading.Thread):
             except BaseException as exc:   # keep recording the others; reported at the end
                 self.error = exc
 
-    def finish(self) -> None:
-        """Wait for everything queued (an interrupt: for the one being written, then stop)."""
+    def finish(self, drop: bool = False) -> None:
+        """Wait for everything queued; with ``drop`` (or an interrupt while waiting) only for the one being
+        written, then stop."""
         if not self.is_alive():
+            return
+        if drop:
+            self._drop()
             return
         self.queue.put(None)
         try:
             self.join()
         except BaseException:
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put(None)
-            self.join(timeout=60)
+            self._drop()
             raise
+
+    def _drop(self) -> None:
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put(None)
+        self.join(timeout=60)
 
 
 def _fresh_course(course: Course, settings: GradingSettings) -> Course:
