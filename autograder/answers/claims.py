@@ -747,9 +747,9 @@ _LABELLED_WRONG = re.compile(
 _LABEL_OPEN = re.compile(r"^[^,;:。]{0,30}?(?:" + _REJECTS.pattern + r")\W{0,3}[:—-]")
 _MARKED_WRONG = re.compile(r"\(\s*(?:错|错误|错的|不对|误|wrong|false|incorrect|[✗×❌])\s*\)\s*[.!]?\s*$")    # "X（错）"
 # a gap that states no consequence: "这会导致错误的结果" / "这样结果就错了" say what follows from the view, not that it is wrong
-_CONSEQUENCE_FREE = r"(?!导致|会|造成|引起|产生|出现|得到|算|返回|让|使|变|成|就|才|结果|输出)[^,;:.!?]"
-_RESULT_WORD = re.compile(r"导致|会|造成|引起|产生|出现|得到|算|返回|就|才|结果|输出|变|成|"
-                         r"\b(?:is why|so|makes?|gives?|produces?|leads? to|output|results?)\b")
+_RESULT_WORDS = r"导致|会|造成|引起|产生|出现|得到|算|返回|让|使|变|成|就|才|结果|输出"
+_CONSEQUENCE_FREE = r"(?!" + _RESULT_WORDS + r")[^,;:.!?]"
+_RESULT_WORD = re.compile(_RESULT_WORDS + r"|\b(?:is why|so|makes?|gives?|produces?|leads? to|output|results?)\b")
 
 
 def _rejects(t: str):
