@@ -726,7 +726,7 @@ def supposed(pattern: Sequence[Part], s: str, at: int) -> bool:
 # vetoed: it goes to a person.
 _ATTRIBUTED = re.compile(
     r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|观点|看法|结论|解释|流传|流行|据说|听说|"
-    r"以为|认为|觉得|相信|认定|理解(?:成|为)|当成|当作|(?<![来明])说|讲过|写(?:道|着|过|的)|提出|坚持|告诉|声称|主张|误会|误解|问|"
+    r"以为|认为|觉得|相信|认定|理解(?:成|为)|当成|当作|(?<![来明])说|讲过|写(?:道|着|过|的|成|了)|(?<!回)答(?:成|的|了)?|回答|提出|坚持|告诉|声称|主张|误会|误解|问|"
     r"\b(?:said|says|say|claims?|claimed|believes?|believed|thinks?|thought|assumes?|assumed|idea|view|belief|guess|guessed|"
     r"someone|somebody|people|forum|tutorials?|notes|told|classmates?|friends?|teachers?|roommates?|colleagues?|"
     r"insist(?:s|ed)?|argued?|argues|heard|wrote|writes|reckon(?:s|ed)?|textbooks?|blogs?|posts?|online|saw|answers?)\b|"
@@ -736,7 +736,7 @@ _REJECTS = re.compile(
     r"过时|被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
     r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
     r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
-    r"勘误|被(?:纠正|更正|推翻|否定|证伪)|划掉|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
+    r"勘误|被(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\ba mistake\b|\bmistakes?\b(?= ?[.!]?$)|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
     r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解)\s*(?:是|在于|[:：])|"
@@ -752,10 +752,21 @@ _CONSEQUENCE_FREE = r"(?!" + _RESULT_WORDS + r")[^,;:.!?]"
 _RESULT_WORD = re.compile(_RESULT_WORDS + r"|\b(?:is why|so|makes?|gives?|produces?|leads? to|output|results?)\b")
 
 
+# "后来才反应过来不对": a realisation before the rejection makes it a verdict, whatever adverb sits between
+_REALISE = re.compile(r"发现|意识到|反应过来|知道|明白|想通|看出|想想|\b(?:realised|realized|noticed|found|saw)\b")
+# "X 会慢是错的": a copula verdict judges the whole clause before it; only a result noun makes it a consequence
+# "说 X 的人没搞清楚" / "They are wrong": a person who is wrong is a verdict on their view
+_PERSON_END = re.compile(r"(?:的人|他们?|她们?|作者|同学|室友|\b(?:they|he|she|people)(?: are| is| were| was)?)\s*(?:也|都|其实|显然|根本)?\s*$")
+_RESULT_NOUN = re.compile(r"结果|输出|答案|算出|得到|返回|\b(?:output|results?|answers?)\b")
+
+
 def _rejects(t: str):
     """The first rejection in ``t`` that is not a consequence ("结果就错了", "会导致错误", "the output is wrong")."""
     for m in _REJECTS.finditer(t):
-        if not _RESULT_WORD.search(re.split(r"[,;:]", t[max(0, m.start() - 8):m.start()])[-1]):     # its own clause
+        window = re.split(r"[,;:]", t[max(0, m.start() - 8):m.start()])[-1]     # its own clause
+        copula = window.rstrip().endswith("是") and not window.rstrip().endswith(("就是", "才是"))
+        if _REALISE.search(window) or _PERSON_END.search(window) or \
+                not (_RESULT_NOUN if copula else _RESULT_WORD).search(window):
             return m
     return None
 
@@ -767,12 +778,15 @@ _THIS_VERDICT = re.compile(
     r"(?:话|说法|想法|理解|观点|看法|答案|结论|解释|印象|都)?(?:其实|实际上|显然)?(?:是|就是)?"
     r"(?:" + _CONSEQUENCE_FREE + r"){0,12}(?:[,;:]\s*(?:" + _CONSEQUENCE_FREE + r"){0,8})?(?:" + _REJECTS.pattern + r")|"
     r"^\s*(?:but\s+)?(?:this|that|the above|which|it)(?: (?:answer|view|idea|claim|statement|explanation|reading|belief))?"
-    r" (?:is|was|turns out to be|turned out to be) (?:simply |just |plainly )?(?:wrong|false|incorrect|a myth|a misconception|mistaken|"
+    r"(?:'s| is| was| turns out to be| turned out to be) (?:simply |just |plainly )?(?:wrong|false|incorrect|a myth|a misconception|mistaken|a mistake|an error|"
     r"not (?:right|true|correct))\b")
-_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b")
+_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信|写成|说成|答成|理解成|当成)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b")
 
 
 _VERDICT = re.compile(r"(?:但|可|可是|其实|实际上|事实上)?\s*(?:经不起推敲|站不住(?:脚)?|说不通|不成立|是错的|并不成立)\s*$")
+_NOUN_VERDICT = re.compile(
+    r"(?:这|那)(?:种|个|样的|类)?(?:说法|想法|理解|观点|看法|解释|结论|认识|思路)\s*(?:其实|实际上|显然|完全|本身)?(?:是|就是)?\s*"
+    r"(?:" + _REJECTS.pattern + r")[^,;:]{0,4}\s*[.!]?\s*$")
 _DEMONSTRATIVE = re.compile(r"(?:这|那|它)|\b(?:this|that|which|it)\b")
 
 
@@ -789,6 +803,8 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
     last = clauses[-1].strip()
     if last and len(last) < len(s) and (_DEMONSTRATIVE.match(last) and _rejects(last) or _VERDICT.match(last)):
         return True           # "X——这是我最开始的错误想法" / "X，其实经不起推敲": a closing verdict on the sentence
+    if _NOUN_VERDICT.search(last) or _THIS_VERDICT.match(last):
+        return True           # "X这种想法是错误的" / "X, but that's a mistake"
     if len(clauses) > 2 and _THIS_VERDICT.match(",".join(clauses[-2:]).strip()):
         return True           # "X——这是我以前的理解，现在看是错的"
     nxt = [b for a, b in text.sentences if a >= span.end]

@@ -62,6 +62,21 @@ FRAMES = [
     "{s}。以上是错误示范。",
     "One answer I saw online: {s}. This answer is wrong.",
     "很多人以為{s}，但這種理解有問題。",
+    "一开始我写成了{s}，后来才反应过来不对。",
+    "我原本以为{s}，结果在模拟器上跑了一下发现并非如此。",
+    "本来想说{s}，但再想一下不对。",
+    "At first I wrote that {s}, but I was wrong.",
+    "I initially assumed {s}; that turned out to be false.",
+    "刚学的时候我以为{s}，现在知道不是。",
+    "千万别写成“{s}”。",
+    "有同学答{s}，被扣分了。",
+    "{s}——这是典型的错误。",
+    "{s}, 这个我以前信过，后来发现是错的。",
+    "People often claim {s}. They are wrong.",
+    "说{s}的人没搞清楚。",
+    "{s}这种想法是错误的。",
+    "I'd be tempted to say {s}, but that's a mistake.",
+    "我曾经误以为{s}。",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
@@ -107,6 +122,8 @@ CONSEQUENCES = [
     "{s}。这样结果就错了。",
     "{s}. That is why the output is wrong.",
     "{s}。所以不会出错。",
+    "{s}，这样算出来的结果是错的。",
+    "{s}，所以会算错。",
 ]
 
 
