@@ -358,6 +358,25 @@ def _connective_soup(segs: List[str], *, turn_back: bool) -> bool:
     return turns_back or crowded or "导致" in words or "使得" in words or any(w.startswith("lead") for w in words)
 
 
+_CAUSE = re.compile(r"因为|由于|\bbecause\b|\bsince\b")
+_EFFECT = re.compile(r"所以|因此|导致|从而|于是|\bso\b|\btherefore\b|\bhence\b|\bthus\b")
+TEMPLATED = 3                            # short "因为 A，所以 B" sentences that make a whole answer one template
+TEMPLATED_UNITS = 30
+
+
+def _templated(norm: str, sents: List[Tuple[int, int]]) -> List[int]:
+    """The sentences of an answer written as one template, "- 因为 A，所以 B / - 因为 C，所以 D / …": three or more
+    short sentences (at most ``TEMPLATED_UNITS`` words on average), most of the answer, each with its own cause and
+    consequence.  Every link is asserted and none argued; students who reason write one or two such sentences among
+    others, or long ones that say what each step rests on."""
+    body = [(k, norm[a:b]) for k, (a, b) in enumerate(sents) if units(norm[a:b]) >= 2]
+    both = [(k, s) for k, s in body if _CAUSE.search(s) and _EFFECT.search(s)]
+    if len(both) < TEMPLATED or len(both) < 0.6 * len(body) or \
+            sum(units(s) for _, s in both) > TEMPLATED_UNITS * len(both):
+        return []
+    return [k for k, _ in both]
+
+
 _EN_WORD = re.compile(r"\b[a-z][a-z'-]*\b")
 
 
@@ -448,6 +467,8 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
             for i in range(k, j + 1):
                 soup_run[i] = bool(_CAUSAL.search(norm[sents[i][0]:sents[i][1]]))
         k = j + 1
+    for k in _templated(norm, sents):
+        soup_run[k] = True
     notes = _note_runs(norm, sents, runs)
     for k, (a, b) in enumerate(sents):
         s = norm[a:b]

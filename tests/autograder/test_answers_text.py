@@ -165,3 +165,22 @@ def test_round11_taiwan_bit_word_keeps_identity_element(text, want):
 ])
 def test_round11_english_clause_with_a_finite_verb(text, kind):
     assert cm.analyse(text).spans[0].kind == kind
+
+
+# round 12: an answer written as one template of short "因为 A，所以 B" bullets asserts every link and argues
+# none: its sentences are a chain of pasted terms.  Two such sentences among others, or long sentences that say
+# what each step rests on, stay prose.
+def test_round12_an_answer_of_because_so_templates_is_soup():
+    bullets = ("- 因为 shared memory 有 32 个 bank，所以会有 bank conflict\n"
+               "- 因为 tile[32][32] 按列读，所以是 32 路冲突，所以慢\n"
+               "- 因为 +1 padding，所以 tile[32][33] 没有冲突\n"
+               "- 因为按行写是合并访存，所以没有 bank conflict\n")
+    assert [sp.kind for sp in cm.analyse(bullets).spans if sp.kind != "window"] == ["soup"] * 4
+    two = ("- 因为 shared memory 有 32 个 bank，所以会有 bank conflict\n"
+           "- 列读时 32 个线程读 tile[t][k]，地址 32t+k 全落在 bank k\n"
+           "- 因为 +1 padding，所以 tile[32][33] 没有冲突\n")
+    assert "soup" not in {sp.kind for sp in cm.analyse(two).spans}
+    reasoned = ("因为按列读时线程 t 读的是第 32t+k 个字，而 bank 号是字地址对 32 取模，所以 32 个线程全落在同一个 bank 上。"
+                "因为同一个 bank 一次只能服务一个字，所以这 32 次访问被硬件拆成 32 个 wavefront 依次完成。"
+                "因为加一列以后地址变成 33t+k，bank 号变成 (t+k) mod 32，所以 32 个线程各占一个 bank，一次就能读完。")
+    assert "soup" not in {sp.kind for sp in cm.analyse(reasoned).spans}
