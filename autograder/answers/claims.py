@@ -760,10 +760,10 @@ _REJECTS = re.compile(
     r"勘误|被(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\ba mistake\b|\bmistakes?\b(?= ?[.!]?$)|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
-    r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解)\s*(?:是|在于|[:：])|"
+    r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解|读)\s*(?:是|在于|[:：])|"
     r"[和与跟同][^,;:。]{0,16}(?:说|讲|写|想)的?(?:正好|恰好|恰恰)?相反|"
     r"\b(?:wrong|false|mistaken|incorrect|naive|misleading) (?:answer|view|idea|explanation|claim|belief|reading|intuition|statement)s?\b|"
-    r"\bcommon (?:mistake|error|pitfall|misconception)\b|\bcontrary to\b|^\s*[✗×❌]")
+    r"\b(?:common|popular|frequent|typical) (?:mistake|error|pitfall|misconception|misreading|misunderstanding|myth|confusion)\b|\bcontrary to\b|^\s*[✗×❌]")
 # a sentence that opens with a label of what follows as wrong: "下面这个说法是错的：X", "Myth: X", "Wrong — X"
 _LABEL_OPEN = re.compile(r"^[^,;:。]{0,30}?(?:" + _REJECTS.pattern + r")\W{0,3}[:—-]")
 _MARKED_WRONG = re.compile(r"\(\s*(?:错|错误|错的|不对|误|wrong|false|incorrect|[✗×❌])\s*\)\s*[.!]?\s*$")    # "X（错）"
@@ -800,7 +800,8 @@ _THIS_VERDICT = re.compile(
     r"(?:" + _CONSEQUENCE_FREE + r"){0,12}(?:[,;:]\s*(?:" + _CONSEQUENCE_FREE + r"){0,8})?(?:" + _REJECTS.pattern + r")|"
     r"^\s*(?:but\s+)?(?:this|that|the above|which|it)(?: (?:answer|view|idea|claim|statement|explanation|reading|belief))?"
     r"(?:'s| is| was| turns out to be| turned out to be) (?:simply |just |plainly )?(?:wrong|false|incorrect|a myth|a misconception|mistaken|a mistake|an error|"
-    r"not (?:right|true|correct))\b")
+    r"not (?:right|true|correct))\b|"
+    r"^\s*(?:but\s+)?(?:this|that|it)(?:'s not| is not| isn't| was not| wasn't)(?: (?:so|true|the case))?\s*(?:[:;,.!—-]|$)")
 _DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信|写成|说成|答成|理解成|当成)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b")
 
 

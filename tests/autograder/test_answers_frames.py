@@ -77,6 +77,9 @@ FRAMES = [
     "{s}这种想法是错误的。",
     "I'd be tempted to say {s}, but that's a mistake.",
     "我曾经误以为{s}。",
+    "A common misreading is that {s}.",
+    "{s}. It isn't: the lesson shows otherwise.",
+    "常见的误读是：{s}。",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 

@@ -256,3 +256,13 @@ def test_a_wrong_count_is_not_hidden_by_a_pattern_without_a_number():
     }
     assert score_answer("block 一行最多 1024 个线程分摊一行。", spec, 2, item="q3").points == 2
     assert score_answer("block 一行最多 512 个线程分摊一行。", spec, 2, item="q3").points == 0
+
+
+# round 12: one asked part answered by a note among reasoned sentences that already pass the full count is an
+# answer in shorthand; the same note with too little prose around it stays capped
+def test_round12_one_part_in_a_note_among_enough_prose():
+    text = ("忽略的行：loss 0、梯度 0、不进平均。平均是除以有效行数，所以每行导数 = 1/有效行数；用 1/N 梯度会随 padding "
+            "比例变小。不先判断就会读 x[−100] 越界、还写出非零梯度；整个 block 一起走 ignore 分支，所以不会有人漏掉 __syncthreads。")
+    assert score("12_cross_entropy", "q2", text).points == 2
+    thin = "忽略的行：loss 0、梯度 0、不进平均。平均是除以有效行数，所以每行导数 = 1/有效行数。"
+    assert score("12_cross_entropy", "q2", thin).points <= 1
