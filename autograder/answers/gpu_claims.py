@@ -47,7 +47,7 @@ CITATION = re.compile(
 HYPOTHETICAL = re.compile(
     r"如果|假如|假设|若(?!干)|(?<![主需只就还正])要是|应该|应当|预计|估计|预期|理论上|按理|照理|推测|推算|预估|大概(?!\s*[0-9.])|也许|或许|"
     r"\bif\b|\bwould\b|\bcould\b|\bshould\b|\bmight\b|\bmay\b|\bexpect(?:ed)?\b|\bestimate|\btheoretical|\bin theory\b|"
-    r"\bwhen run on\b|\bon a real gpu\b", re.I | re.A)
+    r"\bwhen run on\b|\bon a real gpu\b|\b(?:had|were) (?:i|we)\b|\b(?:i|we)'d\b", re.I | re.A)
 NEGATED = re.compile(r"没有|没|未|无法|不能|不可能|并未|从未|\bnot\b|\bnever\b|\bno\b|\bwithout\b|仅静态|静态审查|"
                      r"没法", re.I | re.A)
 

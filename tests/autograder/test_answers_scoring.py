@@ -143,6 +143,7 @@ def test_gpu_claim_vetoes_only_without_a_gpu(text):
     "我在 CPU 上跑了课里那个带计数器的单元（不是 GPU），数出来三遍版每元素 16 字节，所以耗时多 1/3。",
     "我在 CPU 模拟器上跑了课里的回放：不做 FMA 时 var 是 0，按 GPU 默认的 FMA 收缩回放是 -0.25。",
     "I ran the counting cell on the CPU, not on a GPU: the naive kernel reads 78.8x the minimum.",
+    "Had I measured it on an H100, I'd expect roughly 3x.",        # an inverted conditional
 ])
 def test_citations_hypotheticals_and_emulator_runs_are_no_gpu_claim(text):
     assert gpu_claim(text, "cpu") is None, text
