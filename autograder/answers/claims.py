@@ -809,6 +809,11 @@ _VERDICT = re.compile(r"(?:但|可|可是|其实|实际上|事实上)?\s*(?:经�
 _NOUN_VERDICT = re.compile(
     r"(?:这|那)(?:种|个|样的|类)?(?:说法|想法|理解|观点|看法|解释|结论|认识|思路)\s*(?:其实|实际上|显然|完全|本身)?(?:是|就是)?\s*"
     r"(?:" + _REJECTS.pattern + r")[^,;:]{0,4}\s*[.!]?\s*$")
+_DENIED_OPEN = re.compile(r"^\s*(?:但|可|其实|实际上)?\s*(?:并不是|并非|绝不是|绝非|不是说|与其说)|"
+                          r"^\s*(?:it is not|it's not|it isn't) (?:true |the case )?that\b|^\s*not because\b")
+# "X——我一度这么认为" / "X, or so I used to think": the writer's own view, in the past
+_USED_TO = re.compile(r"(?:我|我们)(?:以前|之前|曾经|一度|原来|本来|起初|一开始)(?:也)?(?:是)?(?:这么|这样)(?:认为|想|以为|觉得|理解)(?:过|的)?\s*[.!]?\s*$|"
+                      r"\b(?:or so )?(?:i|we) used to (?:think|believe)(?: so| that| this)?\s*[.!]?\s*$|\bi once thought so\b")
 _DEMONSTRATIVE = re.compile(r"(?:这|那|它)|\b(?:this|that|which|it)\b")
 
 
@@ -818,6 +823,9 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
     before, after = s[:at], s[at:]
     if _DISBELIEVE.search(before) or _LABELLED_WRONG.search(before):
         return True           # "千万别以为 X", "如果有人告诉你 X，别信", "有一种错误说法：X"
+    denied = _DENIED_OPEN.match(s)
+    if denied and at < min([m.start() for m in re.finditer(r"[,;]|不如", s) if m.start() > denied.end()] + [len(s)]):
+        return True           # "并不是 X，而是 Y" / "与其说 X，不如说 Y": the opening clause's view is denied
     label = _LABEL_OPEN.match(s)
     if label and label.end() <= at or _MARKED_WRONG.search(s):
         return True
@@ -825,7 +833,7 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
     last = clauses[-1].strip()
     if last and len(last) < len(s) and (_DEMONSTRATIVE.match(last) and _rejects(last) or _VERDICT.match(last)):
         return True           # "X——这是我最开始的错误想法" / "X，其实经不起推敲": a closing verdict on the sentence
-    if _NOUN_VERDICT.search(last) or _THIS_VERDICT.match(last):
+    if _NOUN_VERDICT.search(last) or _THIS_VERDICT.match(last) or _USED_TO.search(last):
         return True           # "X这种想法是错误的" / "X, but that's a mistake"
     if len(clauses) > 2 and _THIS_VERDICT.match(",".join(clauses[-2:]).strip()):
         return True           # "X——这是我以前的理解，现在看是错的"

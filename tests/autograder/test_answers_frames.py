@@ -80,6 +80,10 @@ FRAMES = [
     "A common misreading is that {s}.",
     "{s}. It isn't: the lesson shows otherwise.",
     "常见的误读是：{s}。",
+    "所谓“{s}”，是站不住的。",
+    "我以前的笔记写着{s}，现在划掉了。",
+    "{s}——我一度这么认为。",
+    "{s}, or so I used to think.",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
@@ -127,6 +131,7 @@ CONSEQUENCES = [
     "{s}。所以不会出错。",
     "{s}，这样算出来的结果是错的。",
     "{s}，所以会算错。",
+    "并不是每个人都注意到，{s}。",          # a denial that opens the sentence covers its own clause only
 ]
 
 
