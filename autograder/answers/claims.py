@@ -135,6 +135,7 @@ class Span:
     kind: str                   # prose | list | soup (connective-strung terms) | window (a sentence and the next)
     first_end: int = -1         # window: where its first sentence ends (the first part must be there)
     semi: bool = False          # a window joined by a semicolon only: it establishes, it asserts nothing
+    asked: bool = False         # a window from a question the answer poses to the sentence that answers it
 
 
 @dataclass(frozen=True)
@@ -477,6 +478,10 @@ def analyse(text: str, *, normalised: bool = False) -> Text:
         bare = HEDGE_OPEN.sub("", s)        # "我觉得少了：减均值、beta" is the note it opens
         if _is_question(norm, b, s) and not (k + 1 < len(sents) and _ANSWERS_YES.match(norm, sents[k + 1][0])):
             spans.append(Span(a, b, "question"))  # asks, asserts nothing ("…为什么不变？" copied or posed)
+            # "如果把 eps 放到根号外，会怎样？全零行时 inf + eps 还是 inf": the question is the topic of the answer
+            # that follows it; a pattern may start in the question and must end in the answer (which alone asserts)
+            if k + 1 < len(sents) and not _is_question(norm, sents[k + 1][1], norm[sents[k + 1][0]:sents[k + 1][1]]):
+                spans.append(Span(a, sents[k + 1][1], "window", first_end=b, semi=True, asked=True))
         elif notes[k] or _is_list(bare):
             listy += n
             spans.append(Span(a, b, "list"))     # claims found here count toward a term list only
@@ -929,6 +934,8 @@ def _in_order_from(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Spa
         ok = [m for m in cands if m.start >= pos and not (i == 0 and m.compared)]
         if i == 0 and span.kind == "window":
             ok = [m for m in ok if span.start + m.start < span.first_end]
+        if i == len(pattern) - 1 and span.asked:
+            ok = [m for m in ok if span.start + m.start >= span.first_end]
         if part.regex is None and (nearest or any(n.other for n in part.numbers)):
             ok = ok[:1]      # what is asserted about X is the nearest number after X
             # unless a later clause gives it to a subject of its own: "三遍 kernel 的访存最多，朴素版是 12 字节"

@@ -267,3 +267,19 @@ def test_round12_one_part_in_a_note_among_enough_prose():
     assert score("12_cross_entropy", "q2", text).points == 2
     thin = "忽略的行：loss 0、梯度 0、不进平均。平均是除以有效行数，所以每行导数 = 1/有效行数。"
     assert score("12_cross_entropy", "q2", thin).points <= 1
+
+
+# round 12: a question the answer poses is the topic of the sentence that answers it; what the question alone
+# says is asked, not asserted
+@pytest.mark.parametrize("text", [
+    "如果把 eps 放在根号外，会怎样？全零行时它还是 inf，没用。",
+    "What if eps goes outside the square root? On an all-zero row the result is still inf, so it does nothing.",
+])
+def test_round12_a_posed_question_and_its_answer(text):
+    s = score("04_rmsnorm", "q2", text)
+    assert "outside_useless" in {c.id for c in s.claims if c.status == "established"}
+
+
+def test_round12_a_posed_question_asserts_nothing():
+    s = score("04_rmsnorm", "q2", "eps 放在根号外面和里面效果一样吗？我下面来分析。")
+    assert not s.vetoes and all(c.status != "contradicted" for c in s.claims)
