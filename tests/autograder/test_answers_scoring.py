@@ -283,3 +283,9 @@ def test_round12_a_posed_question_and_its_answer(text):
 def test_round12_a_posed_question_asserts_nothing():
     s = score("04_rmsnorm", "q2", "eps 放在根号外面和里面效果一样吗？我下面来分析。")
     assert not s.vetoes and all(c.status != "contradicted" for c in s.claims)
+
+
+# round 12: "别人写的结果" is data another thread wrote, not hearsay: the sentence is the student's own claim
+def test_round12_another_threads_write_is_no_hearsay():
+    s = score("02_reduction", "q1", "树用上一轮别人写的结果，不等写完就读会读到旧值。")
+    assert "stale_race" in {c.id for c in s.claims if c.status == "established"}
