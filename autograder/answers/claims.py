@@ -712,7 +712,11 @@ def find(pattern: Sequence[Part], text: Text, cache: Dict, *, assertion: bool = 
 # supposes X, it does not assert it; the antecedent runs from the opener to the next clause mark or 就 / 那么 / 则 / then
 _IF_OPENER = re.compile(r"如果|假如|假设|假使|倘若|万一|若(?!干)|(?<![主需只就还正])要是|\bif\b|\bsuppose\b|\bsupposing\b|"
                         r"\bassuming\b|\bimagine\b")
-_IF_END = re.compile(r"[,;:]|就|那么|则|的话|时候?|\bthen\b")
+_IF_END = re.compile(r"[,;:]|就|那么|则|的话|时候?|\bthen\b|"
+                     # "if the layouts were swapped the kernel would produce NaN": an English consequence without a
+                     # comma opens with its own subject and a modal
+                     r"(?<!\bif )(?<!suppose )\b(?:the\s+[a-z_][a-z0-9_]*|it|this|that|we|you|they|there)\s+"
+                     r"(?:would|will|could|can|might|must|should|gets?|becomes?)\b")
 
 
 # a conditional without an opener: "只乘 l 的话，acc 就对不上" — 的话 closes the antecedent it ends

@@ -479,3 +479,11 @@ def test_round10_all_parts_named_but_capped_goes_to_review():
                             "points": {"full": 2}})
     out = policy.evaluate(spec, cm.analyse("全零行的输出会变成 NaN，因为 0 乘 inf。eps、根号里。"), 2)
     assert out.points == 1 and out.capped and "notes_capped" in out.review
+
+
+# round 12: an English consequence without a comma opens with its own subject and a modal; it is asserted, the
+# antecedent before it is supposed
+def test_round12_english_if_without_a_comma():
+    s = "if the layouts were swapped the kernel would produce nan, so it's easy to detect."
+    assert cm.hypothetical(s, s.find("swapped")) and not cm.hypothetical(s, s.find("produce"))
+    assert cm.hypothetical("if it would overflow, we clamp.", len("if it would o"))
