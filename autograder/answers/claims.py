@@ -784,9 +784,9 @@ _RESULT_WORD = re.compile(_RESULT_WORDS + r"|\b(?:is why|so|makes?|gives?|produc
 
 # "后来才反应过来不对": a realisation before the rejection makes it a verdict, whatever adverb sits between
 _REALISE = re.compile(r"发现|意识到|反应过来|知道|明白|想通|看出|想想|\b(?:realised|realized|noticed|found|saw)\b")
-# "X 会慢是错的": a copula verdict judges the whole clause before it; only a result noun makes it a consequence
 # "说 X 的人没搞清楚" / "They are wrong": a person who is wrong is a verdict on their view
 _PERSON_END = re.compile(r"(?:的人|他们?|她们?|作者|同学|室友|\b(?:they|he|she|people)(?: are| is| were| was)?)\s*(?:也|都|其实|显然|根本)?\s*$")
+# "X 会慢是错的": a copula verdict judges the whole clause before it; only a result noun makes it a consequence
 _RESULT_NOUN = re.compile(r"结果|输出|答案|算出|得到|返回|\b(?:output|results?|answers?)\b")
 
 
