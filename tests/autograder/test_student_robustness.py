@@ -214,7 +214,9 @@ def test_markdown_latex_emoji_and_code_blocks_keep_full_marks(tmp_path):
 
 
 def test_english_answer_is_scored(tmp_path):
-    en = ("If the two-moment formula gives a variance of -1e-7 and eps is smaller than 1e-7, var + eps is negative, "
+    # the scoring note asks for both cases: the default eps is fine, a tiny eps gives NaN
+    en = ("With the default eps = 1e-5, var + eps = 1e-5 - 1e-7 is still positive, so nothing breaks. "
+          "If the two-moment formula gives a variance of -1e-7 and eps is smaller than 1e-7, var + eps is negative, "
           "so rsqrtf returns NaN. The NaN propagates to the whole row because every output uses inv_std. "
           "fmaxf clamps var to 0, so var + eps >= eps > 0.")
     assert item(grade(tmp_path, make(answers={"q2": en})), "q2").points >= 1
@@ -372,7 +374,9 @@ def test_rubric_light_notation_optional_space_and_alternatives(text):
 
 
 def test_english_paraphrase_of_q2_gets_full_marks(tmp_path):
-    en = ("If the two-moment formula gives a variance of -1e-7 and eps is smaller than 1e-7, var + eps is negative, "
+    # the scoring note asks for both cases: the default eps is fine, a tiny eps gives NaN
+    en = ("With the default eps = 1e-5, var + eps = 1e-5 - 1e-7 is still positive, so nothing breaks. "
+          "If the two-moment formula gives a variance of -1e-7 and eps is smaller than 1e-7, var + eps is negative, "
           "so rsqrtf returns NaN. The NaN propagates to the whole row because every output uses inv_std. "
           "fmaxf clamps var to 0, so var + eps >= eps > 0.")
     assert item(grade(tmp_path, make(answers={"q2": en})), "q2").points == 2.0
