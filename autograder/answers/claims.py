@@ -657,9 +657,11 @@ def part_matches(part: Part, s: str) -> List[PartMatch]:
 
 
 def _polarity_ok(part: Part, m: PartMatch, prev: Optional[PartMatch] = None) -> bool:
-    # a negation inside the previous part of the pattern belongs to it ("不用 | 减均值", "without | eps");
-    # one between the two parts negates this one ("RMSNorm 也 | 不 | 减均值")
-    negated = m.negated and not (prev is not None and prev.start <= m.neg_at < prev.end)
+    # a negation inside the previous part of the pattern belongs to it ("不用 | 减均值", "without | eps"), and so
+    # does the one the previous part was negated by ("不 | 减均值 | 更快": 不 negates 减均值, not 更快); one between
+    # the two parts negates this one ("RMSNorm 也 | 不 | 减均值")
+    negated = m.negated and not (prev is not None and (prev.start <= m.neg_at < prev.end or
+                                                       prev.negated and m.neg_at == prev.neg_at))
     return negated == part.negated
 
 

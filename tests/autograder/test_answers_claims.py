@@ -24,6 +24,7 @@ SPEC = {
         {"id": "mantissa", "says": [[{"num": 2 ** 24}]]},
         {"id": "eps", "says": [[{"num": 1e-5}]]},
         {"id": "welford_fast", "says": [["welford", "fast"]]},
+        {"id": "no_mean_fast", "says": [["not:mean_sub", "fast"]]},
     ],
 }
 COMPILED = sp.compile_spec(SPEC)
@@ -59,6 +60,15 @@ def test_direction(text, found):
 def test_polarity(text, found):
     claim = "no_overflow" if "溢出" in text else "drops_mean" if "均值" in text else "row_nan"
     assert bool(holds(claim, text)) is found
+
+
+@pytest.mark.parametrize("text, found", [
+    ("不减均值更快", True),                                # the negation of a "not:" part is that part's own
+    ("不减均值不会更快", False),                           # a second negation still negates the next part
+    ("减均值更快", False),
+])
+def test_polarity_after_a_negated_part(text, found):
+    assert bool(holds("no_mean_fast", text)) is found
 
 
 def test_comparison_object_is_not_the_subject():
