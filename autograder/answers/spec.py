@@ -271,6 +271,12 @@ def _group(name: str, alternatives: Any, where: str) -> Part:
     if not isinstance(alternatives, list) or not alternatives:
         raise SpecError(f"{where}: expected a non-empty list of paraphrases")
     texts = [a for a in alternatives if not isinstance(a, dict)]
+    for i, a in enumerate(texts):
+        if isinstance(a, str) and a.startswith("not:"):
+            # a list holds paraphrases: 'not:x' there would be the literal text "not:x", which no answer writes
+            raise SpecError(f"{where}[{i}]: {a!r} in a list of paraphrases is literal text; a negated part is an "
+                            f"element of the pattern itself ([..., {a!r}, ...]), or write the negation in the "
+                            f"paraphrase ('不会溢出')")
     numbers = tuple(_number(a, f"{where}[{i}]") for i, a in enumerate(alternatives) if isinstance(a, dict))
     bodies = [_paraphrase_regex(s, f"{where}[{i}]") for i, s in enumerate(texts)]
     neg = bool(texts) and all(_NEG_WORD.search(normalise(s) if not s.startswith("re:") else s[3:]) for s in texts)

@@ -150,6 +150,8 @@ def test_quoted_to_reject(text, quoted):
     ({"claims": [{"id": "a", "says": [["nan"]]}], "points": {"full": 2}}, "points"),
     ({"claims": [{"id": "a", "says": [["nan"]]}], "concepts": {}}, "concepts: unknown key"),
     ({"claims": [{"id": "a", "says": [["nan"]]}], "misconceptions": [{"says": [["nan"]]}]}, r"misconceptions\[0\]\.why"),
+    ({"parts": {"x": ["x"]}, "claims": [{"id": "a", "says": [[["not:x", "y"]]]}]},
+     r"claims\[0\]\.says\[0\]\[0\]\[0\]: 'not:x' in a list of paraphrases is literal"),
 ])
 def test_validate_names_the_key(bad, where):
     with pytest.raises(SpecError, match=where):
