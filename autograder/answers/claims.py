@@ -768,7 +768,7 @@ _REJECTS = re.compile(
     r"过时|被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
     r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
     r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
-    r"勘误|被(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\ba mistake\b|\bmistakes?\b(?= ?[.!]?$)|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
+    r"勘误|被(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|谣言|以讹传讹|\bwarns? (?:about|against)\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
     r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解|读)\s*(?:是|在于|[:：])|"
@@ -788,8 +788,9 @@ _RESULT_WORD = re.compile(_RESULT_WORDS + r"|\b(?:is why|so|makes?|gives?|produc
 _REALISE = re.compile(r"发现|意识到|反应过来|知道|明白|想通|看出|想想|\b(?:realised|realized|noticed|found|saw)\b")
 # "说 X 的人没搞清楚" / "They are wrong": a person who is wrong is a verdict on their view
 _PERSON_END = re.compile(r"(?:的人|他们?|她们?|作者|同学|室友|\b(?:they|he|she|people)(?: are| is| were| was)?)\s*(?:也|都|其实|显然|根本)?\s*$")
-# "X 会慢是错的": a copula verdict judges the whole clause before it; only a result noun makes it a consequence
-_RESULT_NOUN = re.compile(r"结果|输出|答案|算出|得到|返回|\b(?:output|results?|answers?)\b")
+# "X 会慢是错的": a copula verdict judges the whole clause before it; only a result noun that is its subject
+# ("结果是错的", "输出也是错的", "得到的值是错的") makes it a consequence — "结果都一样是错的" judges "结果都一样"
+_RESULT_NOUN = re.compile(r"(?:结果|输出|答案|算出|得到|返回|\b(?:output|results?|answers?)\b)(?:来)?(?:的)?[^,;:的]{0,2}是\s*$")
 
 
 def _rejects(t: str):
@@ -798,7 +799,7 @@ def _rejects(t: str):
         window = re.split(r"[,;:]", t[max(0, m.start() - 8):m.start()])[-1]     # its own clause
         copula = window.rstrip().endswith("是") and not window.rstrip().endswith(("就是", "才是"))
         if _REALISE.search(window) or _PERSON_END.search(window) or \
-                not (_RESULT_NOUN if copula else _RESULT_WORD).search(window):
+                not (_RESULT_NOUN.search(window.rstrip()) if copula else _RESULT_WORD.search(window)):
             return m
     return None
 

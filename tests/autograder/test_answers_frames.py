@@ -85,6 +85,10 @@ FRAMES = [
     "我以前的笔记写着{s}，现在划掉了。",
     "{s}——我一度这么认为。",
     "{s}, or so I used to think.",
+    # round 13: a copula verdict after a clause about the result ("…结果都一样是错的"), rumours, the mistake warned of
+    "老师提醒过：{s}是错的。",
+    "网上流传{s}，这是谣言。",
+    "{s} — this is exactly the mistake the lesson warns about.",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
