@@ -82,8 +82,8 @@ def _claim_result(claim: Claim, text: cm.Text, cache) -> ClaimResult:
             continue          # "只乘 l 的话，acc 的基准就对不上" supposes the false claim, it does not make it
         if h and not h.quoted and _by_number(pat, h) and _says_in(claim, text, h.span, cache):
             continue          # a side number ("每次 4 字节，所以每元素 16 字节"), the sentence states the claim
-        if h and not h.quoted and claim.core and cm.reported_and_rejected(text, h.span, h.at):
-            quoted = quoted or h  # a vetoing view reported to be rejected: a person reads it
+        if h and not h.quoted and cm.reported_and_rejected(text, h.span, h.at):
+            quoted = quoted or h  # a wrong view reported to be rejected is not the student's: a person reads it
             continue
         if h and not h.quoted:
             contra = h

@@ -74,6 +74,17 @@ def test_quoted_rejection_goes_to_review():
     assert "quoted_misconception" in s.review_reasons and s.needs_review
 
 
+@pytest.mark.parametrize("text", [
+    "同学跟我说步长写成 blockDim.x 也没关系，这个说法站不住。",
+    "同桌说步长写成 blockDim.x 也没关系，因为他跑出来是对的。这个说法站不住。",
+])
+def test_a_rejected_wrong_view_cancels_no_claim(text):
+    # the same rule as for a vetoing view: a wrong claim reported in order to reject it is not the student's
+    s = score("01_elementwise", "q1", text)
+    assert not [c for c in s.claims if c.status == "contradicted"], s.claims
+    assert "quoted_misconception" in s.review_reasons
+
+
 def test_term_lists_are_capped():
     two = score("04_rmsnorm", "q2", "全零行、ms = 0、rsqrtf(0) = inf、0 × inf = NaN、根号里、1/sqrt(eps)、inf + eps")
     assert two.points == 1 and "关键词堆砌" in two.message
