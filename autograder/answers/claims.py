@@ -768,7 +768,7 @@ _REJECTS = re.compile(
     r"过时|被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
     r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
     r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
-    r"勘误|被(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|谣言|以讹传讹|\bwarns? (?:about|against)\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
+    r"勘误|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|谣言|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|判(?:为|成)?错|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
     r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解|读)\s*(?:是|在于|[:：])|"
@@ -777,7 +777,8 @@ _LABELLED_WRONG = re.compile(
     r"\b(?:common|popular|frequent|typical) (?:mistake|error|pitfall|misconception|misreading|misunderstanding|myth|confusion)\b|\bcontrary to\b|^\s*[✗×❌]")
 # a sentence that opens with a label of what follows as wrong: "下面这个说法是错的：X", "Myth: X", "Wrong — X"
 _LABEL_OPEN = re.compile(r"^[^,;:。]{0,30}?(?:" + _REJECTS.pattern + r")\W{0,3}[:—-]")
-_MARKED_WRONG = re.compile(r"\(\s*(?:错|错误|错的|不对|误|wrong|false|incorrect|[✗×❌])\s*\)\s*[.!]?\s*$")    # "X（错）"
+_MARKED_WRONG = re.compile(r"\(\s*(?:错|错误|错的|不对|误|wrong|false|incorrect|[✗×❌])\s*\)\s*[.!]?\s*$|"    # "X（错）"
+                           r"^\s*\(\s*(?:错|错误|错的|不对|误区?|wrong|false|incorrect|myth|[✗×❌])\s*\)")       # "（错误）X"
 # a gap that states no consequence: "这会导致错误的结果" / "这样结果就错了" say what follows from the view, not that it is wrong
 _RESULT_WORDS = r"导致|会|造成|引起|产生|出现|得到|算|返回|让|使|变|成|就|才|结果|输出"
 _CONSEQUENCE_FREE = r"(?!" + _RESULT_WORDS + r")[^,;:.!?]"
@@ -796,7 +797,7 @@ _RESULT_NOUN = re.compile(r"(?:结果|输出|答案|算出|得到|返回|\b(?:ou
 def _rejects(t: str):
     """The first rejection in ``t`` that is not a consequence ("结果就错了", "会导致错误", "the output is wrong")."""
     for m in _REJECTS.finditer(t):
-        window = re.split(r"[,;:]", t[max(0, m.start() - 8):m.start()])[-1]     # its own clause
+        window = re.split(r"[,;:]", _tail(t[:m.start()], 8))[-1]     # its own clause, 8 words back
         copula = window.rstrip().endswith("是") and not window.rstrip().endswith(("就是", "才是"))
         if _REALISE.search(window) or _PERSON_END.search(window) or \
                 not (_RESULT_NOUN.search(window.rstrip()) if copula else _RESULT_WORD.search(window)):
@@ -814,12 +815,13 @@ _THIS_VERDICT = re.compile(
     r"(?:'s| is| was| turns out to be| turned out to be) (?:simply |just |plainly )?(?:wrong|false|incorrect|a myth|a misconception|mistaken|a mistake|an error|"
     r"not (?:right|true|correct))\b|"
     r"^\s*(?:but\s+)?(?:this|that|it)(?:'s not| is not| isn't| was not| wasn't)(?: (?:so|true|the case))?\s*(?:[:;,.!—-]|$)")
-_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信|写成|说成|答成|理解成|当成)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b")
+_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信|写成|说成|答成|理解成|当成)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b|\bnot convinced\b")
 
 
 _VERDICT = re.compile(r"(?:但|可|可是|其实|实际上|事实上)?\s*(?:经不起推敲|站不住(?:脚)?|说不通|不成立|是错的|并不成立)\s*$")
 _NOUN_VERDICT = re.compile(
-    r"(?:这|那)(?:种|个|样的|类)?(?:说法|想法|理解|观点|看法|解释|结论|认识|思路)\s*(?:其实|实际上|显然|完全|本身)?(?:是|就是)?\s*"
+    r"(?:这|那)(?:种|个|样的|类)?(?:说法|想法|理解|观点|看法|解释|结论|认识|思路|答案|答法|写法)\s*(?:其实|实际上|显然|完全|本身)?"
+    r"(?:是|就是|会被|要被|被)?\s*"
     r"(?:" + _REJECTS.pattern + r")[^,;:]{0,4}\s*[.!]?\s*$")
 _DENIED_OPEN = re.compile(r"^\s*(?:但|可|其实|实际上)?\s*(?:并不是|并非|绝不是|绝非|不是说|与其说)|"
                           r"^\s*(?:it is not|it's not|it isn't) (?:true |the case )?that\b|^\s*not because\b")
@@ -842,7 +844,7 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
     if label and label.end() <= at or _MARKED_WRONG.search(s):
         return True
     clauses = re.split(r"[,;:—-]", s)
-    last = clauses[-1].strip()
+    last = re.sub(r"^(?:and|but|yet)\s+", "", clauses[-1].strip())     # "…, and it doesn't hold"
     if last and len(last) < len(s) and (_DEMONSTRATIVE.match(last) and _rejects(last) or _VERDICT.match(last)):
         return True           # "X——这是我最开始的错误想法" / "X，其实经不起推敲": a closing verdict on the sentence
     if _NOUN_VERDICT.search(last) or _THIS_VERDICT.match(last) or _USED_TO.search(last):
@@ -857,7 +859,20 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
         return False
     if _rejects(after) or _DISBELIEVE.search(after):
         return True
-    return bool(_rejects(following.lstrip(" 。.!?;\n")[:24]))
+    return bool(_rejects(_head(following.lstrip(" 。.!?;\n"), 24)))
+
+
+def _tail(t: str, n: int) -> str:
+    """The last ``n`` words of ``t``, and what follows them."""
+    starts = [m.start() for m in _GAP_UNIT.finditer(t)]
+    return t[starts[-n]:] if len(starts) >= n else t
+
+
+def _head(t: str, n: int) -> str:
+    """The first ``n`` words of ``t`` (a Chinese character is a word): "I explained why that's incorrect" is as near
+    as "我跟他解释了为什么不对"."""
+    ends = [m.end() for m in _GAP_UNIT.finditer(t)]
+    return t[:ends[n - 1]] if len(ends) >= n else t
 
 
 _BUT = re.compile(r"但是|但|然而|不过|可是|\bbut\b|\bhowever\b")

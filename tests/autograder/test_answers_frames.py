@@ -89,6 +89,15 @@ FRAMES = [
     "老师提醒过：{s}是错的。",
     "网上流传{s}，这是谣言。",
     "{s} — this is exactly the mistake the lesson warns about.",
+    "我查了资料，{s}这个说法不靠谱。",
+    "助教说过，{s}这种答案会被判错。",
+    "\"{s}\" — I've seen this claim, and it doesn't hold.",
+    "I'm not convinced that {s}; the lesson argues the opposite.",
+    "A friend thought {s}. I explained why that's incorrect.",
+    "（错误）{s}",
+    "很多人把它理解为{s}，其实理解反了。",
+    "以前我也是这么答的：{s}。被老师纠正了。",
+    "{s}——这是初学者最容易犯的错。",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
@@ -137,6 +146,8 @@ CONSEQUENCES = [
     "{s}，这样算出来的结果是错的。",
     "{s}，所以会算错。",
     "并不是每个人都注意到，{s}。",          # a denial that opens the sentence covers its own clause only
+    "{s}，所以结果是错的。",                # a copula verdict whose subject is the result is a consequence
+    "{s}，这样输出也是错的。",
 ]
 
 
