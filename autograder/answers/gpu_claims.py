@@ -18,11 +18,17 @@ from typing import List, Optional
 
 from .normalise import normalise, sentences
 
+# a GPU of the writer's own with a figure on it: "在我的 A100 上只要 0.3 ms", "on my H100 it took 0.21 ms"
+OWN_GPU_FIGURE = re.compile(
+    r"(?:(?:我的|我们的|我这边的?|我们这边的?|我手上的|我自己的?|我(?=电脑|机器|笔记本|台式机))\s*(?:电脑|机器|笔记本|台式机|工作站)?(?:的|上的?)?|"
+    r"\b(?:my|our)\b\s*(?:(?:own|machine|laptop|desktop|workstation|home)(?:'s)?\s+)?)"
+    r"\s*(?:gpu|显卡|卡|h100|h200|a100|v100|t4|l4|4090|3090|rtx)"
+    r"(?=.*?(?<![a-z_0-9.])\d[0-9.]*\s*(?:ms|us|μs|毫秒|微秒|gb/s|tb/s|x|倍|%))", re.I | re.A)
+# a figure of the card's data sheet, or one worked out from it, is no measurement: "我的显卡理论带宽 1 TB/s"
+SPEC = re.compile(r"理论|标称|峰值|规格|参数|官方|号称|最高|上限|\bpeak\b|\bspec|\brated\b|\bnominal\b|\btheoretical|"
+                  r"\bdatasheet\b|\bon paper\b|\bmax(?:imum)?\b", re.I | re.A)
 MEASURE = re.compile(
     r"亲测|(?<![每第])一跑|跑(?:了)?一下|"
-    # a GPU of the writer's own with a figure on it: "在我的 A100 上只要 0.3 ms", "on my H100 it took 0.21 ms"
-    r"(?:我的|我们的|我这边的?|我们这边的?|我手上的|\bmy\b|\bour\b)\s*(?:gpu|显卡|卡|h100|h200|a100|v100|t4|l4|4090|3090|rtx)"
-    r"(?=.*?(?<![a-z_0-9.])\d[0-9.]*\s*(?:ms|us|μs|毫秒|微秒|gb/s|tb/s|x|倍|%))|"
     r"实测|实际测得?|实际测量|测得|测出|测到|测了|测过|测试过|测量了|跑出|跑了|跑过|跑下来|试过|试了|测试了|实际运行|profile\s*(?:过|了)|运行时间(?:为|是)|"
     r"耗时\s*(?<![a-z_0-9.])\d[0-9.]*\s*(?:ms|us|μs|毫秒|微秒)|计时(?!单元|的?(?:那个?)?(?:格|cell|代码|函数|部分))|"
     r"\bmeasured\b|\bbenchmark(?:ed|ing)?\b|\bprofil(?:ed|ing)\b|\btimed\b|\btested\b|\bi ran\b|\bwe ran\b|\bran it\b|"
@@ -66,6 +72,12 @@ def _clause_end(s: str, pos: int) -> int:
 def is_gpu_claim(sentence: str) -> bool:
     """One normalised sentence asserts a GPU measurement of the writer's own."""
     m = MEASURE.search(sentence)
+    own = None if m else OWN_GPU_FIGURE.search(sentence)
+    if own:
+        # the figure may sit anywhere in the sentence, and so may what frames it: the whole sentence is its scope
+        return not (SPEC.search(sentence) or CITATION.search(sentence) or HYPOTHETICAL.search(sentence) or
+                    _NO_RUN.search(sentence) or NEGATED.search(sentence[:own.end()]) or
+                    EMULATOR.search(sentence) and not GPU_NAMES.search(_NOT_ON_GPU.sub(" ", sentence)))
     if not m or not CONTEXT.search(sentence) or _NO_RUN.search(sentence):
         return False
     clause_start = max([0] + [x.end() for x in re.finditer(r"[,，;；:：]", sentence[:m.start()])])

@@ -133,6 +133,8 @@ def test_scoring_is_deterministic():
     "我在 H200 上跑了，CPU 模拟器上也跑了，GPU 版本 52us。",
     "我在 H200 上 profile 过 K = 4096：三遍版 61 us。",
     "I actually tested this on an A100 in our lab: the FP16 version lost accuracy.",
+    "On my machine's GPU the fused version took 120 us.",           # a GPU of one's own with a figure on it
+    "我电脑的显卡上融合版只要 120 us。",
 ])
 def test_gpu_claim_vetoes_only_without_a_gpu(text):
     assert gpu_claim(text, "cpu") and gpu_claim(text, None)
@@ -155,6 +157,10 @@ def test_gpu_claim_vetoes_only_without_a_gpu(text):
     "我在 CPU 模拟器上跑了课里的回放：不做 FMA 时 var 是 0，按 GPU 默认的 FMA 收缩回放是 -0.25。",
     "I ran the counting cell on the CPU, not on a GPU: the naive kernel reads 78.8x the minimum.",
     "Had I measured it on an H100, I'd expect roughly 3x.",        # an inverted conditional
+    # one's own card named with its data sheet, an estimate from it, or next to the course's figure
+    "我的显卡理论带宽 1 TB/s，所以应该在 1 ms 左右。",
+    "My GPU's peak is 1 TB/s, so it should take about 1 ms.",
+    "我的显卡是 4090，课程表里 H200 是 81 us。",
 ])
 def test_citations_hypotheticals_and_emulator_runs_are_no_gpu_claim(text):
     assert gpu_claim(text, "cpu") is None, text
