@@ -36,7 +36,7 @@ FRAGMENT_UNITS = 10                      # a verbless note up to this many words
 MAX_GAP = 30                             # words between two consecutive parts of one pattern
 _COMPARED = re.compile(r"(?:比|相比|than|compared (?:to|with))\s*$")
 _BECAUSE = re.compile(r"因为|由于|是因为|原因是|源于|取决于|\bbecause\b|\bsince\b|\bdue to\b|\bas a result of\b|"
-                      r"\bthanks to\b|\bcaused by\b|\bwhen\b|当|(?<![存现实所正好])在[^,;:]{1,12}时")    # not 存在，…时
+                      r"\bthanks to\b|\bcaused by\b|(?<!\beven )\bwhen\b|当|(?<![存现实所正好])在[^,;:]{1,12}时")    # not 存在，…时
 _CONTINUES = re.compile(r"^(?:此时|这时|这样|于是|所以|因此|因而|从而|结果|那么|然后|这会|这就|这导致|它会|就会|进而|"
                         r"\bso\b|\bthus\b|\bhence\b|\btherefore\b|\bthen\b|\bthis\b|\bwhich\b|\bas a result\b|\bthat\b|\bit\b)")
 

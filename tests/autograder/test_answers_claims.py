@@ -44,6 +44,8 @@ def holds(claim_id, text, which="says"):
     ("全零行。于是输出 NaN", True),                        # the next sentence continues the first
     ("全零行。NaN 另有原因", False),
     ("全零行、NaN", True),                                 # in a term list it is found (it counts only as a term)
+    ("the output is NaN when it is a zero row", True),     # "B when A" is "A -> B"
+    ("the output is NaN, even when it is a zero row", False),   # a concession is no cause
 ])
 def test_direction(text, found):
     assert bool(holds("row_nan", text)) is found
