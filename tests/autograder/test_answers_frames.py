@@ -20,7 +20,7 @@ TUNING = ["answers_tune.jsonl", "tune_e.jsonl", "tune_new.jsonl", "tune_g.jsonl"
           "tune_ijk.jsonl", "tune_opq.jsonl", "tune_uvwx.jsonl", "tune_r7.jsonl", "tune_veto.jsonl",
           "tune_r8.jsonl", "tune_r9.jsonl", "tune_r10.jsonl", "tune_r12.jsonl", "tune_r13.jsonl", "tune_r14.jsonl",
           "tune_r15.jsonl", "tune_r16.jsonl", "tune_r17.jsonl",
-          "tune_r18.jsonl"]
+          "tune_r18.jsonl", "tune_r19.jsonl"]
 FRAMES = [
     "有人说「{s}」，其实不对。",
     "很多同学以为{s}，这是误解。",
