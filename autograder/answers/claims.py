@@ -26,7 +26,7 @@ from .normalise import clause_bounds, normalise, sentences
 from .spec import Part
 
 _NEG = re.compile(
-    r"并非|而非|绝非|不是|并不|不会|不能|不用|不必|不需要?|无需|无须|无法|没有|没|未(?!知)|"
+    r"并非|而非|绝非|不是|并不|不会|不能|不用|不必|不需要?|无需|无须|无法|(?<![淹埋沉吞])没有?|未(?!知)|"
     r"不(?![同少止断足仅过久但管然论光单只停])|"
     r"\b(?:not|no|never|none|neither|nor|without|can not)\b(?! only\b)|\brather than\b|\binstead of\b|\bfails? to\b")
 _GAP_UNIT = re.compile(r"[\u4e00-\u9fff]|[a-z0-9_.]+")
