@@ -985,7 +985,9 @@ def _in_one_clause(pattern: Sequence[Part], ms: List[List[PartMatch]], span: Spa
     bounds = clause_bounds(s) + [len(s) + 1]
     ranges = list(zip(bounds, bounds[1:]))
     if consequence:
-        ranges += [(a, c) for (a, b), (_, c) in zip(ranges, ranges[1:]) if _CONSEQUENCE.match(s, b)]
+        ranges += [(a, c) for (a, b), (_, c) in zip(ranges, ranges[1:]) if _CONSEQUENCE.match(s, b)
+                   # "步长要是写小了，会有元素被跳过": the clause after a conditional's antecedent is its consequence
+                   or _IF_OPENER.search(s, a, b) and not _IF_OPENER.search(s, b, c)]
     for a, b in ranges:
         sub = [[m for m in cands if a <= m.start < b] for cands in ms]
         first = _in_order(pattern, sub, span, s)

@@ -85,6 +85,15 @@ def test_a_rejected_wrong_view_cancels_no_claim(text):
     assert "quoted_misconception" in s.review_reasons
 
 
+@pytest.mark.parametrize("text, status", [
+    ("步长要是写小了比如只用 blockDim.x，我觉得是会有一部分元素跳过去没人管。", "contradicted"),
+    ("如果步长写小了，会重复处理同一个元素。", "established"),
+])
+def test_the_clause_after_an_antecedent_is_its_consequence(text, status):
+    s = score("01_elementwise", "q1", text)
+    assert next(c.status for c in s.claims if c.id == "short_stride_twice") == status
+
+
 def test_term_lists_are_capped():
     two = score("04_rmsnorm", "q2", "全零行、ms = 0、rsqrtf(0) = inf、0 × inf = NaN、根号里、1/sqrt(eps)、inf + eps")
     assert two.points == 1 and "关键词堆砌" in two.message
