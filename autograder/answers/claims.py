@@ -762,13 +762,13 @@ _ATTRIBUTED = re.compile(
     r"\b(?:said|says|say|claims?|claimed|believes?|believed|thinks?|thought|assumes?|assumed|idea|view|belief|guess|guessed|"
     r"someone|somebody|people|forum|tutorials?|notes|told|classmates?|friends?|teachers?|roommates?|colleagues?|"
     r"insist(?:s|ed)?|argued?|argues|heard|wrote|writes|reckon(?:s|ed)?|textbooks?|blogs?|posts?|online|saw|answers?)\b|"
-    r"看到|看过|读到|见过|讲义|笔记|课件|答案")
+    r"看到|看过|读到|见过|讲义|笔记|课件|答案|想成|看成|第一反应|第一感觉|直觉上?|乍一?看|\b(?:written|at first glance|at first sight)\b")
 _REJECTS = re.compile(
     r"不对(?![齐称应劲])|错(?:了|的|误)|说错|搞错|弄错|想错|记错|不正确|不成立|不准确|误(?:解|区|会|导)|别信|不要信|不可信|"
     r"过时|被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
     r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
     r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
-    r"勘误|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|谣言|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|判(?:为|成)?错|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
+    r"勘误|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|谣言|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|判(?:为|成)?错|(?:下|说)得太早|太武断|不是这么回事|推翻|(?:并|其实|实际上?)不是(?:的|这样的?)?(?=\s*[.!?]?\s*$)|\bdisprov|\brefut|\bdebunk|\boutdated\b|\bobsolete\b|\blos[et] (?:\w+ )?points?\b|\bmarked (?:down|wrong)\b|\bcrossed (?:it |that |this )?out\b|\bstruck (?:it |that )?out\b|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
     r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解|读)\s*(?:是|在于|[:：])|"
@@ -777,7 +777,8 @@ _LABELLED_WRONG = re.compile(
     r"\b(?:common|popular|frequent|typical) (?:mistake|error|pitfall|misconception|misreading|misunderstanding|myth|confusion)\b|\bcontrary to\b|^\s*[✗×❌]")
 # a sentence that opens with a label of what follows as wrong: "下面这个说法是错的：X", "Myth: X", "Wrong — X"
 _LABEL_OPEN = re.compile(r"^[^,;:。]{0,30}?(?:" + _REJECTS.pattern + r")\W{0,3}[:—-]")
-_MARKED_WRONG = re.compile(r"\(\s*(?:错|错误|错的|不对|误|wrong|false|incorrect|[✗×❌])\s*\)\s*[.!]?\s*$|"    # "X（错）"
+_MARKED_WRONG = re.compile(r"\(\s*(?:(?:这|此)?(?:是|为)?\s*(?:错误|错的|不对|误解|误区)(?:的)?(?:说法|理解|观点|答案|想法)?|错|误|"
+                           r"wrong|false|incorrect|[✗×❌])\s*\)\s*[.!]?\s*$|"    # "X（错）", "X（这是错误的说法）"
                            r"^\s*\(\s*(?:错|错误|错的|不对|误区?|wrong|false|incorrect|myth|[✗×❌])\s*\)")       # "（错误）X"
 # a gap that states no consequence: "这会导致错误的结果" / "这样结果就错了" say what follows from the view, not that it is wrong
 _RESULT_WORDS = r"导致|会|造成|引起|产生|出现|得到|算|返回|让|使|变|成|就|才|结果|输出"
@@ -794,9 +795,17 @@ _PERSON_END = re.compile(r"(?:的人|他们?|她们?|作者|同学|室友|\b(?:t
 _RESULT_NOUN = re.compile(r"(?:结果|输出|答案|算出|得到|返回|\b(?:output|results?|answers?)\b)(?:来)?(?:的)?[^,;:的]{0,2}是\s*$")
 
 
+# a verdict on the view itself, never something the view causes: a mark-down, a correction, "outdated"
+_VERDICT_WORD = re.compile(r"扣(?:了)?分|丢(?:了)?分|不给分|判(?:为|成)?错|勘误|划掉|谣言|过时|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|"
+                           r"\blos[et] (?:\w+ )?points?\b|\bmarked (?:down|wrong)\b|\boutdated\b|\bobsolete\b|"
+                           r"\bcrossed (?:it |that |this )?out\b|\bdisprov|\brefut|\bdebunk")
+
+
 def _rejects(t: str):
     """The first rejection in ``t`` that is not a consequence ("结果就错了", "会导致错误", "the output is wrong")."""
     for m in _REJECTS.finditer(t):
+        if _VERDICT_WORD.match(t, m.start()):
+            return m
         window = re.split(r"[,;:]", _tail(t[:m.start()], 8))[-1]     # its own clause, 8 words back
         copula = window.rstrip().endswith("是") and not window.rstrip().endswith(("就是", "才是"))
         if _REALISE.search(window) or _PERSON_END.search(window) or \
@@ -814,11 +823,15 @@ _THIS_VERDICT = re.compile(
     r"^\s*(?:but\s+)?(?:this|that|the above|which|it)(?: (?:answer|view|idea|claim|statement|explanation|reading|belief))?"
     r"(?:'s| is| was| turns out to be| turned out to be) (?:simply |just |plainly )?(?:wrong|false|incorrect|a myth|a misconception|mistaken|a mistake|an error|"
     r"not (?:right|true|correct))\b|"
-    r"^\s*(?:but\s+)?(?:this|that|it)(?:'s not| is not| isn't| was not| wasn't)(?: (?:so|true|the case))?\s*(?:[:;,.!—-]|$)")
-_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信|写成|说成|答成|理解成|当成)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b|\bnot convinced\b")
+    r"^\s*(?:but\s+)?(?:this|that|it)(?:'s not| is not| isn't| was not| wasn't)(?: (?:so|true|the case|what happens|how it works))?\s*(?:[:;,.!—-]|$)")
+_DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信|写成|说成|答成|理解成|当成)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b|\bnot convinced\b|\b(?:don'?t|do not|never) fall for\b|\bbeware of\b|"
+                         r"\b(?:it is|it's|it would be|would be|it'd be)\s+(?:wrong|false|incorrect|a mistake|misleading)\s+to\s+(?:say|think|claim|assume|believe)\b")
 
 
-_VERDICT = re.compile(r"(?:但|可|可是|其实|实际上|事实上)?\s*(?:经不起推敲|站不住(?:脚)?|说不通|不成立|是错的|并不成立)\s*$")
+_VERDICT = re.compile(r"(?:但|可|可是|其实|实际上|事实上|不过)?\s*(?:仔细[^,;:]{0,8}?|细想|再想想)?\s*"
+                      r"(?:经不起推敲|站不住(?:脚)?|说不通|不成立|是错的|并不成立|并不是(?:这样|这么回事)?|并非如此|不是这么回事)\s*$|"
+                      r"^\s*(?:a|an)?\s*(?:[a-z]+\s+){0,3}(?:but\s+)?(?:wrong|false|incorrect|mistaken|misleading)\s+"
+                      r"(?:conclusion|idea|claim|view|answer|belief|explanation|reading|intuition)\b")
 _NOUN_VERDICT = re.compile(
     r"(?:这|那)(?:种|个|样的|类)?(?:说法|想法|理解|观点|看法|解释|结论|认识|思路|答案|答法|写法)\s*(?:其实|实际上|显然|完全|本身)?"
     r"(?:是|就是|会被|要被|被)?\s*"

@@ -99,6 +99,19 @@ FRAMES = [
     "很多人把它理解为{s}，其实理解反了。",
     "以前我也是这么答的：{s}。被老师纠正了。",
     "{s}——这是初学者最容易犯的错。",
+    "{s}——这个结论下得太早了。",
+    "乍一看{s}，但仔细算一下并不是。",
+    "这里容易想成{s}，但实际上不是这么回事。",
+    "There's a popular claim that {s}. The lesson disproves it.",
+    "Some classmates wrote {s} on the quiz and lost points.",
+    "The textbook's claim that {s} is outdated.",
+    "{s} — a tempting but wrong conclusion.",
+    "I had written {s} at first; I've crossed it out.",
+    "At first glance {s}, but that's not what happens.",
+    "It would be wrong to say {s}.",
+    "Don't fall for the idea that {s}.",
+    "{s}（这是错误的说法）",
+    "我的第一反应是{s}，后来推翻了。",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 

@@ -94,6 +94,14 @@ def test_the_clause_after_an_antecedent_is_its_consequence(text, status):
     assert next(c.status for c in s.claims if c.id == "short_stride_twice") == status
 
 
+@pytest.mark.parametrize("text", [
+    "我不认为方差会是负的，所以 fmaxf 可以删掉。",       # disbelief that states the misconception itself
+    "我不相信方差会小于 0，fmaxf 多余。",
+])
+def test_disbelief_that_states_the_misconception_still_vetoes(text):
+    assert [v.id for v in score("05_layernorm", "q2", text).vetoes] == ["misconception"]
+
+
 def test_term_lists_are_capped():
     two = score("04_rmsnorm", "q2", "全零行、ms = 0、rsqrtf(0) = inf、0 × inf = NaN、根号里、1/sqrt(eps)、inf + eps")
     assert two.points == 1 and "关键词堆砌" in two.message
