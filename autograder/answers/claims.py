@@ -763,12 +763,16 @@ _ATTRIBUTED = re.compile(
     r"someone|somebody|people|forum|tutorials?|notes|told|classmates?|friends?|teachers?|roommates?|colleagues?|"
     r"insist(?:s|ed)?|argued?|argues|heard|wrote|writes|reckon(?:s|ed)?|textbooks?|blogs?|posts?|online|saw|answers?)\b|"
     r"看到|看过|读到|见过|讲义|笔记|课件|答案|想成|看成|第一反应|第一感觉|直觉上?|乍一?看|\b(?:written|at first glance|at first sight)\b")
+# a verdict on the view itself, never something the view causes: a mark-down, a correction, "outdated"
+_VERDICT_WORD = re.compile(r"扣(?:了)?分|丢(?:了)?分|不给分|判(?:为|成)?错|勘误|划掉|谣言|过时|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|"
+                           r"\blos[et] (?:\w+ )?points?\b|\bmarked (?:down|wrong)\b|\boutdated\b|\bobsolete\b|"
+                           r"\bcrossed (?:it |that |this )?out\b|\bdisprov|\brefut|\bdebunk")
 _REJECTS = re.compile(
-    r"不对(?![齐称应劲])|错(?:了|的|误)|说错|搞错|弄错|想错|记错|不正确|不成立|不准确|误(?:解|区|会|导)|别信|不要信|不可信|"
-    r"过时|被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
+    _VERDICT_WORD.pattern + r"|不对(?![齐称应劲])|错(?:了|的|误)|说错|搞错|弄错|想错|记错|不正确|不成立|不准确|误(?:解|区|会|导)|别信|不要信|不可信|"
+    r"被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
     r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
     r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
-    r"勘误|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|划掉|扣(?:了)?分|丢(?:了)?分|不给分|没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|谣言|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|判(?:为|成)?错|(?:下|说)得太早|太武断|不是这么回事|推翻|(?:并|其实|实际上?)不是(?:的|这样的?)?(?=\s*[.!?]?\s*$)|\bdisprov|\brefut|\bdebunk|\boutdated\b|\bobsolete\b|\blos[et] (?:\w+ )?points?\b|\bmarked (?:down|wrong)\b|\bcrossed (?:it |that |this )?out\b|\bstruck (?:it |that )?out\b|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
+    r"没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|(?:下|说)得太早|太武断|不是这么回事|推翻|(?:并|其实|实际上?)不是(?:的|这样的?)?(?=\s*[.!?]?\s*$)|\bstruck (?:it |that )?out\b|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
     r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解|读)\s*(?:是|在于|[:：])|"
@@ -793,12 +797,6 @@ _PERSON_END = re.compile(r"(?:的人|他们?|她们?|作者|同学|室友|\b(?:t
 # "X 会慢是错的": a copula verdict judges the whole clause before it; only a result noun that is its subject
 # ("结果是错的", "输出也是错的", "得到的值是错的") makes it a consequence — "结果都一样是错的" judges "结果都一样"
 _RESULT_NOUN = re.compile(r"(?:结果|输出|答案|算出|得到|返回|\b(?:output|results?|answers?)\b)(?:来)?(?:的)?[^,;:的]{0,2}是\s*$")
-
-
-# a verdict on the view itself, never something the view causes: a mark-down, a correction, "outdated"
-_VERDICT_WORD = re.compile(r"扣(?:了)?分|丢(?:了)?分|不给分|判(?:为|成)?错|勘误|划掉|谣言|过时|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|"
-                           r"\blos[et] (?:\w+ )?points?\b|\bmarked (?:down|wrong)\b|\boutdated\b|\bobsolete\b|"
-                           r"\bcrossed (?:it |that |this )?out\b|\bdisprov|\brefut|\bdebunk")
 
 
 def _rejects(t: str):

@@ -73,15 +73,18 @@ def is_gpu_claim(sentence: str) -> bool:
     """One normalised sentence asserts a GPU measurement of the writer's own."""
     m = MEASURE.search(sentence)
     own = None if m else OWN_GPU_FIGURE.search(sentence)
-    if own:
-        # the figure may sit anywhere in the sentence, and so may what frames it: the whole sentence is its scope
-        return not (SPEC.search(sentence) or CITATION.search(sentence) or HYPOTHETICAL.search(sentence) or
-                    _NO_RUN.search(sentence) or NEGATED.search(sentence[:own.end()]) or
-                    EMULATOR.search(sentence) and not GPU_NAMES.search(_NOT_ON_GPU.sub(" ", sentence)))
-    if not m or not CONTEXT.search(sentence) or _NO_RUN.search(sentence):
+    hit = m or own
+    if not hit or not CONTEXT.search(sentence) or _NO_RUN.search(sentence):
         return False
-    clause_start = max([0] + [x.end() for x in re.finditer(r"[,，;；:：]", sentence[:m.start()])])
-    clause_end = _clause_end(sentence, m.end())
+    if own:
+        # one's own GPU with a figure: the figure may sit anywhere in the sentence, and so may what frames it, so the
+        # whole sentence is the measurement's clause; a data-sheet figure is no measurement
+        if SPEC.search(sentence):
+            return False
+        clause_start, clause_end = 0, len(sentence)
+    else:
+        clause_start = max([0] + [x.end() for x in re.finditer(r"[,，;；:：]", sentence[:m.start()])])
+        clause_end = _clause_end(sentence, m.end())
     # a run on the emulator / CPU / numpy: a GPU counts only where the measurement's own clause names one as the
     # place of the run ("我在 CPU 模拟器上跑了…，按 GPU 默认的 FMA 回放是 -0.25" is an emulator run)
     if EMULATOR.search(sentence) and not GPU_NAMES.search(_NOT_ON_GPU.sub(" ", sentence[clause_start:clause_end])):
@@ -89,7 +92,7 @@ def is_gpu_claim(sentence: str) -> bool:
     scope = sentence[:clause_end]          # what frames the measurement comes before it or with it
     if CITATION.search(scope) or HYPOTHETICAL.search(scope):
         return False
-    if NEGATED.search(sentence[clause_start:m.end()]):
+    if NEGATED.search(sentence[clause_start:hit.end()]):
         return False
     return True                # first person, or unattributed: a measurement nobody else is credited with
 
