@@ -751,17 +751,20 @@ def supposed(pattern: Sequence[Part], s: str, at: int) -> bool:
     return end is not None and all(any(m.start >= at and m.end <= end for m in part_matches(p, s)) for p in pattern)
 
 
+# someone else, or a source, holds the view: "有人说 X，其实 Y" rejects it by the contrast alone
+_SOMEONE_ELSE = (r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|流传|流行|据说|听说|"
+                 r"\b(?:someone|somebody|people|forum|tutorials?|classmates?|friends?|teachers?|roommates?|colleagues?|"
+                 r"online|textbooks?|blogs?|posts?)\b")
 # A broad reading of "someone's view, rejected" for veto decisions only.  The frames above mark exactly what is
 # quoted; students report and reject views in more ways than any list of frames holds ("我室友说 X，我觉得他说错了",
 # "网上流传一个说法，X，这并不正确", "Someone in the forum said X. That's not right."), and a veto fails the whole
 # lesson, so a view that is attributed before it and rejected after it (or in the next sentence's opening) is not
 # vetoed: it goes to a person.
 _ATTRIBUTED = re.compile(
-    r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|观点|看法|结论|解释|流传|流行|据说|听说|"
+    _SOMEONE_ELSE + r"|观点|看法|结论|解释|"
     r"以为|认为|觉得|相信|认定|理解(?:成|为)|当成|当作|(?<![来明])说|讲过|写(?:道|着|过|的|成|了)|(?<!回)答(?:成|的|了)?|回答|提出|坚持|告诉|声称|主张|误会|误解|问|"
     r"\b(?:said|says|say|claims?|claimed|believes?|believed|thinks?|thought|assumes?|assumed|idea|view|belief|guess|guessed|"
-    r"someone|somebody|people|forum|tutorials?|notes|told|classmates?|friends?|teachers?|roommates?|colleagues?|"
-    r"insist(?:s|ed)?|argued?|argues|heard|wrote|writes|reckon(?:s|ed)?|textbooks?|blogs?|posts?|online|saw|answers?)\b|"
+    r"notes|told|insist(?:s|ed)?|argued?|argues|heard|wrote|writes|reckon(?:s|ed)?|saw|answers?)\b|"
     r"看到|看过|读到|见过|讲义|笔记|课件|答案|想成|看成|第一反应|第一感觉|直觉上?|乍一?看|\b(?:written|at first glance|at first sight)\b")
 # a verdict on the view itself, never something the view causes: a mark-down, a correction, "outdated"
 _VERDICT_WORD = re.compile(r"扣(?:了)?分|丢(?:了)?分|不给分|判(?:为|成)?错|勘误|划掉|谣言|过时|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|"
@@ -870,7 +873,16 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
         return False
     if _rejects(after) or _DISBELIEVE.search(after):
         return True
-    return bool(_rejects(_head(following.lstrip(" 。.!?;\n"), 24)))
+    head = following.lstrip(" 。.!?;\n")
+    if (_OTHERS.search(before) or _OTHERS.search(after[:8])) and (_CONTRAST.search(after) or _CONTRAST.match(head)):
+        return True           # "有人觉得 X，但实际上 Y" / "Some people say X. In fact, Y": another's view, then the contrast
+    return bool(_rejects(_head(head, 24)))
+
+
+_OTHERS = re.compile(_SOMEONE_ELSE)
+# a contrast after another's view (in its sentence, or opening the next one) answers it
+_CONTRAST = re.compile(r"\s*(?:[,;:]\s*)?(?:其实|实际上|事实上|但是?|然而|可是|不过|而是|恰恰|"
+                       r"\b(?:actually|in fact|in reality|but|however|instead)\b)")
 
 
 def _tail(t: str, n: int) -> str:

@@ -22,7 +22,7 @@ CORPUS = config.REPO_ROOT / "calibration"
 # BJ (01-06), BK (07-12), cross-sections of a class written blind during the eleventh round; heldout_r15: authors
 # BR (01-06), BS (07-12), written blind during the twelfth; heldout_r16: authors CC (01-06), CD (07-12), and
 # heldout_r17: authors CG (01-06), CH (07-12), and heldout_r18: authors CK (01-06), CL (07-12), written blind during
-# the thirteenth.
+# the thirteenth; heldout_r19: authors DC (01-06), DD (07-12), written blind during the fourteenth.
 # No held-out half is tuned on.
 HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_heldout.jsonl",
           "heldout_new": CORPUS / "heldout_new.jsonl", "heldout_f": CORPUS / "heldout_f.jsonl",
@@ -31,7 +31,8 @@ HALVES = {"tune": CORPUS / "answers_tune.jsonl", "heldout": CORPUS / "answers_he
           "heldout_r10": CORPUS / "heldout_r10.jsonl", "heldout_r11": CORPUS / "heldout_r11.jsonl",
           "heldout_r13": CORPUS / "heldout_r13.jsonl", "heldout_r14": CORPUS / "heldout_r14.jsonl",
           "heldout_r15": CORPUS / "heldout_r15.jsonl", "heldout_r16": CORPUS / "heldout_r16.jsonl",
-          "heldout_r17": CORPUS / "heldout_r17.jsonl", "heldout_r18": CORPUS / "heldout_r18.jsonl"}
+          "heldout_r17": CORPUS / "heldout_r17.jsonl", "heldout_r18": CORPUS / "heldout_r18.jsonl",
+          "heldout_r19": CORPUS / "heldout_r19.jsonl"}
 
 # Where a held-out half does not reach issue 17's bar yet (figures: docs/grading.md): strict expected
 # failures -- the day one passes, drop its entry.  The thresholds themselves are never loosened.
@@ -39,9 +40,9 @@ BELOW = {
     "agreement": set(),                                     # exact agreement below 85 %
     "stuffed": {"heldout_r8"},                              # a keyword-stuffed answer above 1 point
     "false_veto": {"heldout", "heldout_r7", "heldout_r9", "heldout_r11", "heldout_r13",
-                   "heldout_r15", "heldout_r16", "heldout_r18"},                     # false vetoes
+                   "heldout_r18", "heldout_r19"},                                     # false vetoes
     "flips": {"heldout", "heldout_new", "heldout_r7", "heldout_r9", "heldout_r10", "heldout_r11",
-              "heldout_r16", "heldout_r17"},                                                # > 1 flip in 15
+              "heldout_r16", "heldout_r17", "heldout_r19"},                                                # > 1 flip in 15
 }
 
 

@@ -20,7 +20,7 @@ TUNING = ["answers_tune.jsonl", "tune_e.jsonl", "tune_new.jsonl", "tune_g.jsonl"
           "tune_ijk.jsonl", "tune_opq.jsonl", "tune_uvwx.jsonl", "tune_r7.jsonl", "tune_veto.jsonl",
           "tune_r8.jsonl", "tune_r9.jsonl", "tune_r10.jsonl", "tune_r12.jsonl", "tune_r13.jsonl", "tune_r14.jsonl",
           "tune_r15.jsonl", "tune_r16.jsonl", "tune_r17.jsonl",
-          "tune_r18.jsonl", "tune_r19.jsonl"]
+          "tune_r18.jsonl", "tune_r19.jsonl", "tune_r20.jsonl"]
 FRAMES = [
     "有人说「{s}」，其实不对。",
     "很多同学以为{s}，这是误解。",
@@ -112,6 +112,10 @@ FRAMES = [
     "Don't fall for the idea that {s}.",
     "{s}（这是错误的说法）",
     "我的第一反应是{s}，后来推翻了。",
+    # round 14: another's view answered by a contrast alone, no word of rejection
+    "有同学觉得{s}，但其实关键在别处。",
+    "网上有人说{s}。实际上课程的推导给出的是另一回事。",
+    "Some tutorials claim {s}. In fact, the lesson's derivation shows something else.",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
@@ -162,6 +166,7 @@ CONSEQUENCES = [
     "并不是每个人都注意到，{s}。",          # a denial that opens the sentence covers its own clause only
     "{s}，所以结果是错的。",                # a copula verdict whose subject is the result is a consequence
     "{s}，这样输出也是错的。",
+    "我觉得{s}，但也要注意边界情况。",       # one's own view and a "but" that adds to it: still the student's claim
 ]
 
 
