@@ -769,13 +769,14 @@ _ATTRIBUTED = re.compile(
 # a verdict on the view itself, never something the view causes: a mark-down, a correction, "outdated"
 _VERDICT_WORD = re.compile(r"扣(?:了)?分|丢(?:了)?分|不给分|判(?:为|成)?错|勘误|划掉|谣言|过时|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|"
                            r"\blos[et] (?:\w+ )?points?\b|\bmarked (?:down|wrong)\b|\boutdated\b|\bobsolete\b|"
-                           r"\bcrossed (?:it |that |this )?out\b|\bdisprov|\brefut|\bdebunk")
+                           r"\bcrossed (?:it |that |this )?out\b|\bdisprov|\brefut|\bdebunk|恰恰相反|正好相反|打脸")
 _REJECTS = re.compile(
     _VERDICT_WORD.pattern + r"|不对(?![齐称应劲])|错(?:了|的|误)|说错|搞错|弄错|想错|记错|不正确|不成立|不准确|误(?:解|区|会|导)|别信|不要信|不可信|"
-    r"被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|恰恰相反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
+    r"被证明|并非如此|不是这样|站不住|经不起推敲|说不通|瞎说|胡说|说反|其实不然|否定的|(?:是|个)(?:大)?坑|陷阱|"
     r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
     r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
-    r"没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|(?:下|说)得太早|太武断|不是这么回事|推翻|(?:并|其实|实际上?)不是(?:的|这样的?)?(?=\s*[.!?]?\s*$)|\bstruck (?:it |that )?out\b|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)")
+    r"没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|(?:下|说)得太早|太武断|不是这么回事|推翻|(?:并|其实|实际上?)不是(?:的|这样的?)?(?=\s*[.!?]?\s*$)|\bstruck (?:it |that )?out\b|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)|"
+    r"翻车|再也不(?:信|相信)|反例|\bnope\b|\bcounter-?examples?\b|\bfalls? apart\b")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
     r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解|读)\s*(?:是|在于|[:：])|"
@@ -807,7 +808,9 @@ def _rejects(t: str):
     for m in _REJECTS.finditer(t):
         if _VERDICT_WORD.match(t, m.start()):
             return m
-        window = re.split(r"[,;:]", _tail(t[:m.start()], 8))[-1]     # its own clause, 8 words back
+        window = re.split(r"[,;:()]", _tail(t[:m.start()], 8))[-1]     # its own clause, 8 words back
+        if _IF_OPENER.search(window):
+            continue          # "这一点要是搞反了，后面就全错了" supposes the mistake, it does not judge the view
         copula = window.rstrip().endswith("是") and not window.rstrip().endswith(("就是", "才是"))
         if _REALISE.search(window) or _PERSON_END.search(window) or \
                 not (_RESULT_NOUN.search(window.rstrip()) if copula else _RESULT_WORD.search(window)):
@@ -825,6 +828,14 @@ _THIS_VERDICT = re.compile(
     r"(?:'s| is| was| turns out to be| turned out to be) (?:simply |just |plainly )?(?:wrong|false|incorrect|a myth|a misconception|mistaken|a mistake|an error|"
     r"not (?:right|true|correct))\b|"
     r"^\s*(?:but\s+)?(?:this|that|it)(?:'s not| is not| isn't| was not| wasn't)(?: (?:so|true|the case|what happens|how it works))?\s*(?:[:;,.!—-]|$)")
+
+
+def _verdict_on_this(t: str) -> bool:
+    """``t`` opens with a verdict on "this" view, not a supposed one ("这一点要是搞反了" supposes the mistake)."""
+    m = _THIS_VERDICT.match(t)
+    return bool(m) and not _IF_OPENER.search(t, 0, m.end())
+
+
 _DISBELIEVE = re.compile(r"(?:别|不要|千万别|千万不要|不能)(?:信|相信|以为|认为|觉得|听信|写成|说成|答成|理解成|当成)|(?:不|并不)(?:同意|赞同|认同|赞成)|反对|\bdisagree\b|误(?:会|解)了?\s*,?\s*(?:以为|认为|觉得)|\b(?:don'?t|do not|never) (?:believe|trust|assume)\b|\bnot convinced\b|\b(?:don'?t|do not|never) fall for\b|\bbeware of\b|"
                          r"\b(?:it is|it's|it would be|would be|it'd be)\s+(?:wrong|false|incorrect|a mistake|misleading)\s+to\s+(?:say|think|claim|assume|believe)\b")
 
@@ -855,31 +866,35 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
     if denied and at < min([m.start() for m in re.finditer(r"[,;]|不如", s) if m.start() > denied.end()] + [len(s)]):
         return True           # "并不是 X，而是 Y" / "与其说 X，不如说 Y": the opening clause's view is denied
     label = _LABEL_OPEN.match(s)
-    if label and label.end() <= at or _MARKED_WRONG.search(s):
-        return True
+    if label and label.end() <= at or _MARKED_WRONG.search(s) or _MARKED_DOWN.search(after):
+        return True           # "…（错）", "陷阱选项“X”，选它的人全被扣了分": a mark-down judges the view, whoever held it
     clauses = re.split(r"[,;:—-]", s)
     last = re.sub(r"^(?:and|but|yet)\s+", "", clauses[-1].strip())     # "…, and it doesn't hold"
     if last and len(last) < len(s) and (_DEMONSTRATIVE.match(last) and _rejects(last) or _VERDICT.match(last)):
         return True           # "X——这是我最开始的错误想法" / "X，其实经不起推敲": a closing verdict on the sentence
-    if _NOUN_VERDICT.search(last) or _THIS_VERDICT.match(last) or _USED_TO.search(last):
+    if _NOUN_VERDICT.search(last) or _verdict_on_this(last) or _USED_TO.search(last):
         return True           # "X这种想法是错误的" / "X, but that's a mistake"
-    if len(clauses) > 2 and _THIS_VERDICT.match(",".join(clauses[-2:]).strip()):
+    if len(clauses) > 2 and _verdict_on_this(",".join(clauses[-2:]).strip()):
         return True           # "X——这是我以前的理解，现在看是错的"
     nxt = [b for a, b in text.sentences if a >= span.end]
     following = text.norm[span.end:nxt[0]] if nxt else ""
-    if _THIS_VERDICT.match(following.lstrip(" 。.!?;\n")[:40]):
+    if _verdict_on_this(following.lstrip(" 。.!?;\n")[:40]):
         return True           # "X。以上是错误示范。" / "X. This answer is wrong."
     if not _ATTRIBUTED.search(before) and not _ATTRIBUTED.search(after[:8]):
         return False
     if _rejects(after) or _DISBELIEVE.search(after):
         return True
     head = following.lstrip(" 。.!?;\n")
-    if (_OTHERS.search(before) or _OTHERS.search(after[:8])) and (_CONTRAST.search(after) or _CONTRAST.match(head)):
+    if (_OTHERS.search(before) or _OTHERS.search(after[:8])) and not _ENDORSED.search(before) and \
+            (_CONTRAST.search(after) or _CONTRAST.match(head)):
         return True           # "有人觉得 X，但实际上 Y" / "Some people say X. In fact, Y": another's view, then the contrast
     return bool(_rejects(_head(head, 24)))
 
 
 _OTHERS = re.compile(_SOMEONE_ELSE)
+# "老师讲得没错，X，但…": another's view the student agrees with is the student's own
+_ENDORSED = re.compile(r"没错|(?:说|讲|写)得(?:很)?对|(?:说|讲)的(?:很)?对|正如|(?<![不])(?:同意|赞同)|\b(?:as [\w ]{0,20}(?:says|said|puts it)|agree|rightly)\b")
+_MARKED_DOWN = re.compile(r"(?<![没不未])(?<!没有)(?<!不会)(?:" + _VERDICT_WORD.pattern + ")")
 # a contrast after another's view (in its sentence, or opening the next one) answers it
 _CONTRAST = re.compile(r"\s*(?:[,;:]\s*)?(?:其实|实际上|事实上|但是?|然而|可是|不过|而是|恰恰|"
                        r"\b(?:actually|in fact|in reality|but|however|instead)\b)")

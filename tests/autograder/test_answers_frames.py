@@ -116,6 +116,14 @@ FRAMES = [
     "有同学觉得{s}，但其实关键在别处。",
     "网上有人说{s}。实际上课程的推导给出的是另一回事。",
     "Some tutorials claim {s}. In fact, the lesson's derivation shows something else.",
+    # probe 11: 8 of 16 fresh rejection frames vetoed; 7 pass now (an ironic "Sure, X, in theory" is left to review)
+    "室友信誓旦旦地说{s}，结果我在模拟器上一跑，当场打脸。",
+    "期末试卷里专门埋了一个陷阱选项\"{s}\"，选它的人全都被扣了分。",
+    "某篇点赞很高的博客说{s}，我照着改完代码直接翻车，从此再也不信这种说法。",
+    "The obvious answer is that {s}, and like most obvious answers in this course, it falls apart the moment you profile it.",
+    "My lab partner insisted that {s}; nope, a three-line counterexample settled that.",
+    "A forum answer with hundreds of upvotes says that {s} (it is mistaken, and the comments underneath point that out).",
+    "Stack Overflow 上有个高赞回答 claim {s}，我自己 reproduce 了一遍，结果恰恰相反。",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
@@ -167,6 +175,8 @@ CONSEQUENCES = [
     "{s}，所以结果是错的。",                # a copula verdict whose subject is the result is a consequence
     "{s}，这样输出也是错的。",
     "我觉得{s}，但也要注意边界情况。",       # one's own view and a "but" that adds to it: still the student's claim
+    "老师讲得没错，{s}，这也是我在作业里这么写的原因。",      # another's view, endorsed
+    "应该说{s}，这一点要是搞反了，后面的分析就全都不对了。",   # a mistake supposed in a conditional is no verdict
 ]
 
 
