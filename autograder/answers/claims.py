@@ -754,7 +754,7 @@ def supposed(pattern: Sequence[Part], s: str, at: int) -> bool:
 # someone else, or a source, holds the view: "有人说 X，其实 Y" rejects it by the contrast alone
 _SOMEONE_ELSE = (r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|流传|流行|据说|听说|"
                  r"\b(?:someone|somebody|people|forum|tutorials?|classmates?|friends?|teachers?|roommates?|colleagues?|"
-                 r"online|textbooks?|blogs?|posts?)\b")
+                 r"online|textbooks?|blogs?|posts?|chatgpt|chatbots?|copilot)\b|聊天机器人")
 # A broad reading of "someone's view, rejected" for veto decisions only.  The frames above mark exactly what is
 # quoted; students report and reject views in more ways than any list of frames holds ("我室友说 X，我觉得他说错了",
 # "网上流传一个说法，X，这并不正确", "Someone in the forum said X. That's not right."), and a veto fails the whole
@@ -764,7 +764,7 @@ _ATTRIBUTED = re.compile(
     _SOMEONE_ELSE + r"|观点|看法|结论|解释|"
     r"以为|认为|觉得|相信|认定|理解(?:成|为)|当成|当作|(?<![来明])说|讲过|写(?:道|着|过|的|成|了)|(?<!回)答(?:成|的|了)?|回答|提出|坚持|告诉|声称|主张|误会|误解|问|"
     r"\b(?:said|says|say|claims?|claimed|believes?|believed|thinks?|thought|assumes?|assumed|idea|view|belief|guess|guessed|"
-    r"notes|told|insist(?:s|ed)?|argued?|argues|heard|wrote|writes|reckon(?:s|ed)?|saw|answers?)\b|"
+    r"notes|told|insist(?:s|ed)?|argued?|argues|heard|wrote|writes|reckon(?:s|ed)?|saw|answers?|used to|bought)\b|"
     r"看到|看过|读到|见过|讲义|笔记|课件|答案|想成|看成|第一反应|第一感觉|直觉上?|乍一?看|\b(?:written|at first glance|at first sight)\b")
 # a verdict on the view itself, never something the view causes: a mark-down, a correction, "outdated"
 _VERDICT_WORD = re.compile(r"扣(?:了)?分|丢(?:了)?分|不给分|判(?:为|成)?错|勘误|划掉|谣言|过时|被[^,;:]{0,6}?(?:纠正|更正|推翻|否定|证伪)|"
@@ -776,7 +776,8 @@ _REJECTS = re.compile(
     r"\b(?:wrong|false|incorrect|mistaken|myth|misconception|nonsense|backwards|trap|pitfall)\b|\bnot (?:right|true|correct|the case)\b|"
     r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
     r"没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|(?:下|说)得太早|太武断|不是这么回事|推翻|(?:并|其实|实际上?)不是(?:的|这样的?)?(?=\s*[.!?]?\s*$)|\bstruck (?:it |that )?out\b|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)|"
-    r"翻车|再也不(?:信|相信)|反例|\bnope\b|\bcounter-?examples?\b|\bfalls? apart\b")
+    r"翻车|再也不(?:信|相信)|反例|\bnope\b|\bcounter-?examples?\b|\bfalls? apart\b|扯淡|胡扯|瞎扯|鬼扯|(?:并)?不是事实|与事实不符|不符合事实|"
+    r"\bnot a fact\b|\b(?:does|do|did)(?: not|n'?t) support (?:this|that|it)\b|\bno longer do\b")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
     r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解|读)\s*(?:是|在于|[:：])|"
@@ -796,6 +797,8 @@ _RESULT_WORD = re.compile(_RESULT_WORDS + r"|\b(?:is why|so|makes?|gives?|produc
 
 # "后来才反应过来不对": a realisation before the rejection makes it a verdict, whatever adverb sits between
 _REALISE = re.compile(r"发现|意识到|反应过来|知道|明白|想通|看出|想想|\b(?:realised|realized|noticed|found|saw)\b")
+# "这说法根本就不对": a view is the subject, so what is wrong is the view, whatever adverb sits between
+_VIEW_NOUN = re.compile(r"说法|想法|观点|看法|这种话|这话|\b(?:claim|idea|view|belief|intuition)\b")
 # "说 X 的人没搞清楚" / "They are wrong": a person who is wrong is a verdict on their view
 _PERSON_END = re.compile(r"(?:的人|他们?|她们?|作者|同学|室友|\b(?:they|he|she|people)(?: are| is| were| was)?)\s*(?:也|都|其实|显然|根本)?\s*$")
 # "X 会慢是错的": a copula verdict judges the whole clause before it; only a result noun that is its subject
@@ -812,7 +815,7 @@ def _rejects(t: str):
         if _IF_OPENER.search(window):
             continue          # "这一点要是搞反了，后面就全错了" supposes the mistake, it does not judge the view
         copula = window.rstrip().endswith("是") and not window.rstrip().endswith(("就是", "才是"))
-        if _REALISE.search(window) or _PERSON_END.search(window) or \
+        if _REALISE.search(window) or _PERSON_END.search(window) or _VIEW_NOUN.search(window) or \
                 not (_RESULT_NOUN.search(window.rstrip()) if copula else _RESULT_WORD.search(window)):
             return m
     return None
@@ -825,7 +828,8 @@ _THIS_VERDICT = re.compile(
     r"(?:话|说法|想法|理解|观点|看法|答案|结论|解释|印象|都)?(?:其实|实际上|显然)?(?:是|就是)?"
     r"(?:" + _CONSEQUENCE_FREE + r"){0,12}(?:[,;:]\s*(?:" + _CONSEQUENCE_FREE + r"){0,8})?(?:" + _REJECTS.pattern + r")|"
     r"^\s*(?:but\s+)?(?:this|that|the above|which|it)(?: (?:answer|view|idea|claim|statement|explanation|reading|belief))?"
-    r"(?:'s| is| was| turns out to be| turned out to be) (?:simply |just |plainly )?(?:wrong|false|incorrect|a myth|a misconception|mistaken|a mistake|an error|"
+    r"(?:'s| is| was| turns out to be| turned out to be) (?:(?:simply|just|plainly|a|an|the|common|classic|typical|tempting|popular|"
+    r"natural|but|and|very|quite|totally|completely)\s+){0,4}(?:wrong|false|incorrect|a myth|a misconception|mistaken|a mistake|an error|"
     r"not (?:right|true|correct))\b|"
     r"^\s*(?:but\s+)?(?:this|that|it)(?:'s not| is not| isn't| was not| wasn't)(?: (?:so|true|the case|what happens|how it works))?\s*(?:[:;,.!—-]|$)")
 
@@ -860,6 +864,8 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
     """The view found at ``at`` of ``span`` is someone's (or one's own earlier) view that the answer rejects."""
     s = text.norm[span.start:span.end]
     before, after = s[:at], s[at:]
+    if _OPPOSITE_VIEW.search(after):
+        return False          # "我的结论是 X，网上那种正好相反的说法是不对的": the verdict is on the opposite view
     if _DISBELIEVE.search(before) or _LABELLED_WRONG.search(before):
         return True           # "千万别以为 X", "如果有人告诉你 X，别信", "有一种错误说法：X"
     denied = _DENIED_OPEN.match(s)
@@ -892,6 +898,8 @@ def reported_and_rejected(text: "Text", span: "Span", at: int) -> bool:
 
 
 _OTHERS = re.compile(_SOMEONE_ELSE)
+_OPPOSITE_VIEW = re.compile(r"(?:相反|反过来|另一种|另外一种|别的|其他)的?\s*(?:说法|想法|观点|看法|理解|结论)|"
+                            r"\b(?:the )?(?:opposite|other|contrary) (?:view|claim|idea|belief|answer)s?\b")
 # "老师讲得没错，X，但…": another's view the student agrees with is the student's own
 _ENDORSED = re.compile(r"没错|(?:说|讲|写)得(?:很)?对|(?:说|讲)的(?:很)?对|正如|(?<![不])(?:同意|赞同)|\b(?:as [\w ]{0,20}(?:says|said|puts it)|agree|rightly)\b")
 _MARKED_DOWN = re.compile(r"(?<![没不未])(?<!没有)(?<!不会)(?:" + _VERDICT_WORD.pattern + ")")

@@ -46,14 +46,18 @@ _NOT_ON_GPU = re.compile(r"(?:不是|并非|而非|非|没有|没|无|不在|没
 CITATION = re.compile(
     r"课程|本课|课上|课件|讲义|教材|表(?!示|明|达|现)|图表|文档|官方|给出|公布|发布|提供的|列出|报告(?:里|中|显示)|根据|(?<![数证])据(?!说)|"
     r"引用|参考|"
-    r"有人|别人|他们?|她们?|老师|助教|同学|作者|朋友|网上|"          # someone else's run, reported
-    r"\bsomeone\b|\bhe\b|\bshe\b|\bthey\b|\bothers\b|\bthe author|"
+    r"有人|别人|他们?|她们?|老师|助教|同学|作者|朋友|网上|室友|学长|学姐|师兄|师姐|同事|队友|组员|"    # someone else's run, reported
+    r"\bsomeone\b|\bhe\b|\bshe\b|\bthey\b|\bhis\b|\bher\b|\btheir\b|\bothers\b|\bthe author|"
+    r"\b(?:room|class|team|lab)-?mates?\b|\blab partner|\bfriends?\b|\bcolleagues?\b|"
     r"llm\.c|readme|论文|博客|上面的|上文|lesson|course|table|published|reported|according to|documentation|"
     r"the paper|docs?\b|listed|cited", re.I | re.A)
 HYPOTHETICAL = re.compile(
     r"如果|假如|假设|若(?!干)|(?<![主需只就还正])要是|应该|应当|预计|估计|预期|理论上|按理|照理|推测|推算|预估|大概(?!\s*[0-9.])|也许|或许|"
     r"\bif\b|\bwould\b|\bcould\b|\bshould\b|\bmight\b|\bmay\b|\bexpect(?:ed)?\b|\bestimate|\btheoretical|\bin theory\b|"
-    r"\bwhen run on\b|\bon a real gpu\b|\b(?:had|were) (?:i|we)\b|\b(?:i|we)'d\b", re.I | re.A)
+    r"\bwhen run on\b|\bon a real gpu\b|\b(?:had|were) (?:i|we)\b|\b(?:i|we)'d\b|"
+    # a run still to come, or one meant and not made: "我本来想在 3060 上跑一下", "等我拿到 4090 之后打算 benchmark"
+    r"(?:本来|原本|原来)?想(?:要)?(?:在|用|拿|去)|打算|准备|计划|等我|下次|以后|将来|回头|"
+    r"\b(?:plan(?:ned|ning|s)?|going|intend(?:ed|s)?|hope|want(?:ed|s)?) to\b|\bwill\b|\bonce (?:i|we)\b", re.I | re.A)
 NEGATED = re.compile(r"没有|没|未|无法|不能|不可能|并未|从未|\bnot\b|\bnever\b|\bno\b|\bwithout\b|仅静态|静态审查|"
                      r"没法", re.I | re.A)
 

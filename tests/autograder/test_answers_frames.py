@@ -124,6 +124,13 @@ FRAMES = [
     "My lab partner insisted that {s}; nope, a three-line counterexample settled that.",
     "A forum answer with hundreds of upvotes says that {s} (it is mistaken, and the comments underneath point that out).",
     "Stack Overflow 上有个高赞回答 claim {s}，我自己 reproduce 了一遍，结果恰恰相反。",
+    # probe 12: 6 of 14 fresh rejection frames vetoed, 2 of 6 assertion frames lost the veto; 5 + 1 pass now
+    # (left to review: "纠正一下前提：X并不是事实" with no one holding the view, 4 % of "虽然…但我倾向于认为 X")
+    "说什么{s}，纯属扯淡，自己写个十几行的小 benchmark 跑一下就清楚了。",
+    "谁懂啊，课程群里又有人刷屏说{s}，我直接扣了个问号，这说法根本就不对好吧，醒醒。",
+    "Intuitively you might expect that {s}; that's a common but wrong intuition, and the reason is worth spelling out.",
+    "I used to buy that {s}; after working through the memory traffic for each version, I no longer do.",
+    "ChatGPT 给我的 answer 是 {s}，I double-checked with the CUDA Programming Guide，官方文档 doesn't support this at all。",
 ]
 TOLERANCE = 0.03          # a view whose own words contain a rejection (",但…") is ambiguous: at most 3 % of them
 
@@ -177,6 +184,7 @@ CONSEQUENCES = [
     "我觉得{s}，但也要注意边界情况。",       # one's own view and a "but" that adds to it: still the student's claim
     "老师讲得没错，{s}，这也是我在作业里这么写的原因。",      # another's view, endorsed
     "应该说{s}，这一点要是搞反了，后面的分析就全都不对了。",   # a mistake supposed in a conditional is no verdict
+    "我的 conclusion 是 {s}，网上那种正好相反的说法是不对的。",  # the verdict is on the opposite view
 ]
 
 

@@ -152,6 +152,9 @@ def test_scoring_is_deterministic():
     "I actually tested this on an A100 in our lab: the FP16 version lost accuracy.",
     "On my machine's GPU the fused version took 120 us.",           # a GPU of one's own with a figure on it
     "我电脑的显卡上融合版只要 120 us。",
+    # probe 12 (8 claims, all vetoed before and after)
+    "I ran both kernels on my own RTX 3080 at home and the shared-memory version came out about 2.3x faster.",
+    "说实话我一开始不信，就拿宿舍那台 2060 跑了下，结果真香，合并访存的版本直接快了将近三倍。",
 ])
 def test_gpu_claim_vetoes_only_without_a_gpu(text):
     assert gpu_claim(text, "cpu") and gpu_claim(text, None)
@@ -178,6 +181,10 @@ def test_gpu_claim_vetoes_only_without_a_gpu(text):
     "我的显卡理论带宽 1 TB/s，所以应该在 1 ms 左右。",
     "My GPU's peak is 1 TB/s, so it should take about 1 ms.",
     "我的显卡是 4090，课程表里 H200 是 81 us。",
+    # probe 12: a run meant and not made, one still to come, a roommate's run in English
+    "我本来想在宿舍的 3060 上跑一下，结果驱动装不上，最后没测成，所以这里的 1.6 倍是按讲义推出来的。",
+    "等我拿到 4090 之后打算 benchmark 一下 warp shuffle 版本，预计 latency 能降 30%。",
+    "My roommate benchmarked it on his RTX 3070 and saw a 1.7x speedup, which matches my reasoning.",
 ])
 def test_citations_hypotheticals_and_emulator_runs_are_no_gpu_claim(text):
     assert gpu_claim(text, "cpu") is None, text
