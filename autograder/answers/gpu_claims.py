@@ -56,8 +56,10 @@ HYPOTHETICAL = re.compile(
     r"\bif\b|\bwould\b|\bcould\b|\bshould\b|\bmight\b|\bmay\b|\bexpect(?:ed)?\b|\bestimate|\btheoretical|\bin theory\b|"
     r"\bwhen run on\b|\bon a real gpu\b|\b(?:had|were) (?:i|we)\b|\b(?:i|we)'d\b|"
     # a run still to come, or one meant and not made: "我本来想在 3060 上跑一下", "等我拿到 4090 之后打算 benchmark"
-    r"(?:本来|原本|原来)?想(?:要)?(?:在|用|拿|去)|打算|准备|计划|等我|下次|以后|将来|回头|"
-    r"\b(?:plan(?:ned|ning|s)?|going|intend(?:ed|s)?|hope|want(?:ed|s)?) to\b|\bwill\b|\bonce (?:i|we)\b", re.I | re.A)
+    # ("跑了以后发现…" is after a run: 以后 is no plan)
+    r"(?:本来|原本|原来)?想(?:要)?(?:在|用|拿|去)|打算|计划|等我|下次|将来|"
+    r"\b(?:plan(?:ned|ning|s)?|intend(?:ed|s)?|hope|want(?:ed|s)?) to\b|\b(?:i|we)(?: will|'ll| am going to|'m going to|'re going to)\b|"
+    r"\bonce (?:i|we) (?:get|have)\b", re.I | re.A)
 NEGATED = re.compile(r"没有|没|未|无法|不能|不可能|并未|从未|\bnot\b|\bnever\b|\bno\b|\bwithout\b|仅静态|静态审查|"
                      r"没法", re.I | re.A)
 

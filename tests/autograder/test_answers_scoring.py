@@ -155,6 +155,8 @@ def test_scoring_is_deterministic():
     # probe 12 (8 claims, all vetoed before and after)
     "I ran both kernels on my own RTX 3080 at home and the shared-memory version came out about 2.3x faster.",
     "说实话我一开始不信，就拿宿舍那台 2060 跑了下，结果真香，合并访存的版本直接快了将近三倍。",
+    "我在 A100 上跑了以后发现快了 2 倍。",                          # 以后 after a run is no plan
+    "I benchmarked it on my 3090 and you will see it is 2x faster.",
 ])
 def test_gpu_claim_vetoes_only_without_a_gpu(text):
     assert gpu_claim(text, "cpu") and gpu_claim(text, None)
