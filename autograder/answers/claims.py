@@ -751,10 +751,13 @@ def supposed(pattern: Sequence[Part], s: str, at: int) -> bool:
     return end is not None and all(any(m.start >= at and m.end <= end for m in part_matches(p, s)) for p in pattern)
 
 
+# people other than the writer: who holds a view here, who made a run in gpu_claims
+OTHER_PEOPLE = (r"有人|别人|他们?|她们?|老师|助教|同学|作者|朋友|室友|学长|学姐|师兄|师姐|同事|队友|组员|"
+                r"\b(?:someone|somebody|people|others|classmates?|friends?|teachers?|roommates?|colleagues?|"
+                r"(?:room|class|team|lab)-?mates?|lab partners?)\b")
 # someone else, or a source, holds the view: "有人说 X，其实 Y" rejects it by the contrast alone
-_SOMEONE_ELSE = (r"有人|别人|他们?|她们?|室友|同学|老师|朋友|学长|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|流传|流行|据说|听说|"
-                 r"\b(?:someone|somebody|people|forum|tutorials?|classmates?|friends?|teachers?|roommates?|colleagues?|"
-                 r"online|textbooks?|blogs?|posts?|chatgpt|chatbots?|copilot)\b|聊天机器人")
+_SOMEONE_ELSE = (OTHER_PEOPLE + r"|网上|书上|教程|资料|文章|博客|帖子|论坛|说法|流传|流行|据说|听说|"
+                 r"\b(?:forum|tutorials?|online|textbooks?|blogs?|posts?|chatgpt|chatbots?|copilot)\b|聊天机器人")
 # A broad reading of "someone's view, rejected" for veto decisions only.  The frames above mark exactly what is
 # quoted; students report and reject views in more ways than any list of frames holds ("我室友说 X，我觉得他说错了",
 # "网上流传一个说法，X，这并不正确", "Someone in the forum said X. That's not right."), and a veto fails the whole
@@ -777,7 +780,7 @@ _REJECTS = re.compile(
     r"\bturned out\b|\bdo(?:es)? not hold\b|\bno longer\b|\bthe opposite\b|\bon the contrary\b|不再(?:这么|这样)?(?:认为|觉得|相信|以为)|"
     r"没(?:有)?(?:搞|弄|想)(?:清楚|明白|懂)|搞混|\b(?:a|the|this|that|classic|typical) mistake\b|\bmistakes?\b(?= ?[.!]?$)|以讹传讹|\bwarns? (?:about|against)\b|不靠谱|(?:下|说)得太早|太武断|不是这么回事|推翻|(?:并|其实|实际上?)不是(?:的|这样的?)?(?=\s*[.!?]?\s*$)|\bstruck (?:it |that )?out\b|(?:理解|想|搞|弄|写|记|答)反|犯(?:的)?错|\bdoes?n'?t hold\b|(?:说法|想法|理解|观点|看法|解释)[^,;:]{0,4}(?:有问题|不全对|片面)|"
     r"翻车|再也不(?:信|相信)|反例|\bnope\b|\bcounter-?examples?\b|\bfalls? apart\b|扯淡|胡扯|瞎扯|鬼扯|(?:并)?不是事实|与事实不符|不符合事实|"
-    r"\bnot a fact\b|\b(?:does|do|did)(?: not|n'?t) support (?:this|that|it)\b|\bno longer do\b")
+    r"\bnot a fact\b|\b(?:does|do|did)(?: not|n'?t) support (?:this|that|it)\b")
 # a view labelled wrong before it is stated ("有一种错误说法：X", "a common mistake is to think X", "与网上说的相反（X）")
 _LABELLED_WRONG = re.compile(
     r"(?:错误|错的|不对|有误|过时|误导人?)的?(?:说法|观点|理解|想法|看法|答案|解释|结论|认识|印象|直觉)|误(?:区|解|读)\s*(?:是|在于|[:：])|"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
+from .claims import OTHER_PEOPLE
 from .normalise import normalise, sentences
 
 # a GPU of the writer's own with a figure on it: "在我的 A100 上只要 0.3 ms", "on my H100 it took 0.21 ms"
@@ -46,9 +47,7 @@ _NOT_ON_GPU = re.compile(r"(?:不是|并非|而非|非|没有|没|无|不在|没
 CITATION = re.compile(
     r"课程|本课|课上|课件|讲义|教材|表(?!示|明|达|现)|图表|文档|官方|给出|公布|发布|提供的|列出|报告(?:里|中|显示)|根据|(?<![数证])据(?!说)|"
     r"引用|参考|"
-    r"有人|别人|他们?|她们?|老师|助教|同学|作者|朋友|网上|室友|学长|学姐|师兄|师姐|同事|队友|组员|"    # someone else's run, reported
-    r"\bsomeone\b|\bhe\b|\bshe\b|\bthey\b|\bhis\b|\bher\b|\btheir\b|\bothers\b|\bthe author|"
-    r"\b(?:room|class|team|lab)-?mates?\b|\blab partner|\bfriends?\b|\bcolleagues?\b|"
+    + OTHER_PEOPLE + r"|网上|\b(?:he|she|they|his|her|their)\b|\bthe author|"    # someone else's run, reported
     r"llm\.c|readme|论文|博客|上面的|上文|lesson|course|table|published|reported|according to|documentation|"
     r"the paper|docs?\b|listed|cited", re.I | re.A)
 HYPOTHETICAL = re.compile(
